@@ -1,0 +1,52 @@
+"""`engine.generate`: one entry point for both families, yielding typed events (engine.events)."""
+
+from __future__ import annotations
+
+from typing import Iterator, Sequence
+
+from .errors import InputError
+from .events import Event
+from .settings import Settings
+
+
+def generate(
+    model,
+    messages: Sequence[dict] | None = None,
+    prompt_ids: Sequence[int] | None = None,
+    settings: Settings | None = None,
+    randomness=None,
+    cancel=None,
+    session=None,
+    images: Sequence[str] | None = None,
+) -> Iterator[Event]:
+    """Generate a reply.
+
+    Give chat `messages` (role/content dicts; content is a string or a list of {"type": "text"|"image"} items)
+    or pre-tokenized `prompt_ids`. `settings` fields left as None take the checkpoint's defaults.
+    `randomness` replaces the seeded default draws (see engine.randomness). `cancel` is anything with
+    `is_set()`, checked every denoising step. `session` (engine.Session) keeps the encoder cache of a
+    conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
+    user message (DiffusionGemma with a vision tower only).
+    """
+    settings = (settings or Settings()).validated()
+    if (messages is None) == (prompt_ids is None):
+        raise InputError("give either messages or prompt_ids")
+    pixel_values = None
+    if messages is not None:
+        prompt = model.tokenizer.prepare_chat(messages, think=settings.think, images=images, processor=model.processor)
+        prompt_ids, pixel_values = prompt.ids, prompt.pixel_values
+    else:
+        prompt_ids = [int(t) for t in prompt_ids]
+        if images:
+            raise InputError("images need chat messages, not prompt_ids")
+    if not prompt_ids:
+        raise InputError("the prompt is empty")
+    return model.generation_module.generate(
+        model,
+        prompt_ids=list(prompt_ids),
+        settings=settings,
+        randomness=randomness,
+        cancel=cancel,
+        session=session,
+        pixel_values=pixel_values,
+    )

@@ -1,0 +1,1 @@
+"""Generation loops, one module per family; each yields engine.events."""

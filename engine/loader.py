@@ -1,0 +1,110 @@
+"""`engine.load(model)`: a checkpoint folder or Hub id -> a ready `Model` (network, tokenizer, processor)."""
+
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import mlx.core as mx
+
+from .checkpoint import (
+    CheckpointFiles,
+    ProgressCallback,
+    apply_quantization,
+    load_into,
+    load_tensors,
+    read_configs,
+    resolve,
+)
+from .errors import CheckpointError
+from .models.layers import on_cpu
+
+# model_type -> (network module, generation module, label people see)
+FAMILIES: dict[str, tuple[str, str, str]] = {
+    "diffusion_gemma": ("engine.models.diffusion_gemma", "engine.generation.diffusion_gemma", "DiffusionGemma"),
+    "llada2_moe": ("engine.models.llada2_moe", "engine.generation.llada2", "LLaDA-2 MoE"),
+}
+
+
+@dataclass
+class Model:
+    family: str                  # model_type: "diffusion_gemma" | "llada2_moe"
+    label: str                   # "DiffusionGemma" | "LLaDA-2 MoE"
+    path: Path
+    name: str
+    config: Any                  # the family's ModelConfig
+    raw_config: dict
+    generation_config: dict
+    network: Any
+    tokenizer: Any
+    processor: Any = None        # image processor, when the checkpoint has a vision tower
+    generation_module: Any = field(default=None, repr=False)
+
+    @property
+    def supports_images(self) -> bool:
+        return self.processor is not None
+
+
+def family_of(files: CheckpointFiles) -> str:
+    model_type = files.config.get("model_type")
+    if model_type not in FAMILIES:
+        known = ", ".join(sorted(FAMILIES))
+        raise CheckpointError(
+            f"unsupported model_type {model_type!r} in {files.path / 'config.json'}; diffusion-chat runs: {known}"
+        )
+    return model_type
+
+
+def build_network(files: CheckpointFiles):
+    """Construct the family's network from config.json and load its weights (quantized where stored so)."""
+    family = family_of(files)
+    module = importlib.import_module(FAMILIES[family][0])
+    config = module.ModelConfig.from_dict(files.config)
+    network = module.Network(config)
+    weights = network.sanitize(load_tensors(files.path))
+    quantization = files.config.get("quantization") or files.config.get("quantization_config")
+    apply_quantization(network, weights, quantization)
+    if on_cpu():
+        # MLX's CPU gather-matmul (MoE experts) accepts float32 only, and CPU bf16 matmuls are slow.
+        weights = {k: v.astype(mx.float32) if _is_low_float(v) else v for k, v in weights.items()}
+    load_into(network, weights)
+    del weights
+    mx.eval(network.parameters())
+    return module, config, network
+
+
+def _is_low_float(array: mx.array) -> bool:
+    return array.dtype in (mx.bfloat16, mx.float16)
+
+
+def load(model: str | Path, progress: ProgressCallback | None = None, cancel=None) -> Model:
+    from .tokenizer import Tokenizer
+
+    path = resolve(model, progress, cancel)
+    files = read_configs(path)
+    family = family_of(files)
+    module, config, network = build_network(files)
+    tokenizer = Tokenizer.from_checkpoint(path, files, family)
+    processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
+    return Model(
+        family=family,
+        label=FAMILIES[family][2],
+        path=path,
+        name=_display_name(model, path),
+        config=config,
+        raw_config=files.config,
+        generation_config=files.generation_config,
+        network=network,
+        tokenizer=tokenizer,
+        processor=processor,
+        generation_module=importlib.import_module(FAMILIES[family][1]),
+    )
+
+
+def _display_name(model: str | Path, path: Path) -> str:
+    text = str(model)
+    if not Path(text).expanduser().exists() and text.count("/") == 1:
+        return text  # a Hub id
+    return path.resolve().name
