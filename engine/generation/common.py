@@ -1,0 +1,71 @@
+"""Pieces both generation loops share: stop ids, emitting a block's tokens, timing and stats."""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Iterable, Sequence
+
+import mlx.core as mx
+
+from ..events import Stats
+
+
+def as_id_set(value) -> set[int]:
+    if value is None:
+        return set()
+    if isinstance(value, int):
+        return {value}
+    return {int(v) for v in value if v is not None}
+
+
+def stop_ids(*sources) -> frozenset[int]:
+    """Union of every EOS id the checkpoint declares (config, generation config, tokenizer)."""
+    ids: set[int] = set()
+    for source in sources:
+        ids |= as_id_set(source)
+    return frozenset(ids)
+
+
+def emit_block(block: Sequence[int], stops: frozenset[int], budget: int, include_stop: bool = False):
+    """Tokens of a finished block, left to right, up to the first stop id or the remaining budget.
+
+    Returns (emitted ids, finish reason or None when generation continues)."""
+    emitted: list[int] = []
+    for token in block:
+        if len(emitted) >= budget:
+            return emitted, "length"
+        if int(token) in stops:
+            if include_stop:
+                emitted.append(int(token))
+            return emitted, "stop"
+        emitted.append(int(token))
+    return emitted, ("length" if len(emitted) >= budget else None)
+
+
+@dataclass
+class Clock:
+    """Wall-clock bookkeeping for one generation."""
+
+    start: float = field(default_factory=time.perf_counter)
+    prefill_s: float = 0.0
+    denoise_s: float = 0.0
+
+    def stats(self, steps_per_block: Iterable[int], block_lengths: Iterable[int], prompt_tokens: int,
+              generated_tokens: int) -> Stats:
+        steps = tuple(int(s) for s in steps_per_block)
+        work = sum(s * length for s, length in zip(steps, block_lengths))
+        return Stats(
+            steps_per_block=steps,
+            prompt_tokens=prompt_tokens,
+            generated_tokens=generated_tokens,
+            work_tokens=int(work),
+            prefill_s=self.prefill_s,
+            denoise_s=self.denoise_s,
+            total_s=time.perf_counter() - self.start,
+            peak_memory_bytes=int(mx.get_peak_memory()),
+        )
+
+
+def is_cancelled(cancel) -> bool:
+    return cancel is not None and cancel.is_set()
