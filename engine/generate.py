@@ -31,10 +31,12 @@ def generate(
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")
-    pixel_values = None
+    extra = {}
     if messages is not None:
         prompt = model.tokenizer.prepare_chat(messages, think=settings.think, images=images, processor=model.processor)
-        prompt_ids, pixel_values = prompt.ids, prompt.pixel_values
+        prompt_ids = prompt.ids
+        if prompt.pixel_values:
+            extra = {"pixel_values": prompt.pixel_values, "token_type_ids": prompt.token_type_ids}
     else:
         prompt_ids = [int(t) for t in prompt_ids]
         if images:
@@ -48,5 +50,5 @@ def generate(
         randomness=randomness,
         cancel=cancel,
         session=session,
-        pixel_values=pixel_values,
+        **extra,
     )

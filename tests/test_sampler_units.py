@@ -1,0 +1,88 @@
+"""DiffusionGemma sampler maths against the reference helpers' outputs (tests/fixtures/units)."""
+
+import json
+from pathlib import Path
+
+import mlx.core as mx
+import numpy as np
+import pytest
+
+from engine.generation.diffusion_gemma import (
+    StabilityTracker,
+    confidence_transfer_mask,
+    entropy_bound_mask,
+    linear_temperature,
+    token_entropy,
+    token_probability,
+)
+
+UNITS = Path(__file__).parent / "fixtures" / "units"
+DATA = np.load(UNITS / "sampler_units.npz")
+CASES = json.loads((UNITS / "sampler_units.json").read_text())["cases"]
+
+
+def test_linear_temperature_matches_reference_schedule():
+    ours = np.array([linear_temperature(step, 48, 0.4, 0.8) for step in range(48, 0, -1)], dtype=np.float32)
+    np.testing.assert_allclose(ours, DATA["linear_temperature_48"], atol=1e-6)
+    assert ours[0] == np.float32(0.8) and ours[-1] > 0.4
+
+
+def test_entropy_and_probability():
+    logits = mx.array(DATA["entropy_logits"])
+    np.testing.assert_allclose(np.array(token_entropy(logits)), DATA["entropy_out"], atol=1e-5)
+    ids = mx.array(DATA["probability_ids"])
+    np.testing.assert_allclose(np.array(token_probability(logits, ids)), DATA["probability_out"], atol=1e-6)
+
+
+@pytest.mark.parametrize("case", ["random", "all_tiny", "ties", "one_low", "ramp"])
+@pytest.mark.parametrize("bound", [0.1, 0.3])
+def test_entropy_bound_mask(case, bound):
+    entropy = mx.array(DATA[f"entropy_mask_{case}_in"])
+    expected = DATA[f"entropy_mask_{case}_bound{bound}"]
+    got = np.array(entropy_bound_mask(entropy, bound))
+    np.testing.assert_array_equal(got, expected)
+    assert got[int(np.argmin(DATA[f"entropy_mask_{case}_in"]))]  # the lowest entropy is always accepted
+
+
+def test_entropy_bound_worked_example():
+    # Reference §6.2: entropies [0.4, 0.1, 0.2, 0.05], bound 0.16 -> [F, T, T, T]
+    got = entropy_bound_mask(mx.array([0.4, 0.1, 0.2, 0.05]), 0.16)
+    assert np.array(got).tolist() == [False, True, True, True]
+
+
+@pytest.mark.parametrize("case", ["mixed", "none_above", "force_all", "nothing_unrevealed", "threshold_edge"])
+def test_confidence_transfer_mask(case):
+    params = CASES[f"conf_mask_{case}"]
+    got = confidence_transfer_mask(
+        mx.array(DATA[f"conf_mask_{case}_confidence"]),
+        mx.array(DATA[f"conf_mask_{case}_unrevealed"]),
+        params["threshold"],
+        force_all=params["force_all"],
+    )
+    np.testing.assert_array_equal(np.array(got), DATA[f"conf_mask_{case}_out"])
+
+
+def _stop_sequence(canvases, logits):
+    tracker = StabilityTracker(1)
+    results = []
+    for canvas in canvases:
+        stable = tracker.update(np.array(canvas))
+        confident = float(np.array(token_entropy(logits)).mean()) < 0.005
+        results.append(stable and confident)
+    return results
+
+
+def test_stable_and_confident_sequences():
+    expected = CASES["stable_and_confident"]["results"]
+    c1 = list(range(6))
+    c2 = c1[:-1] + [99]
+    sharp = mx.where(mx.arange(16)[None, :] == mx.array(c1)[:, None], 30.0, -30.0)
+    soft = mx.random.normal((6, 16), key=mx.random.key(1))
+    assert _stop_sequence([c1, c1, c1], sharp) == expected["stable_sharp"]
+    assert _stop_sequence([c1, c1], soft) == expected["stable_soft"]
+    assert _stop_sequence([c1, c2, c1], sharp) == expected["changing_sharp"]
+
+
+def test_stability_threshold_zero_is_always_stable():
+    tracker = StabilityTracker(0)
+    assert tracker.update(np.array([1, 2])) and tracker.update(np.array([3, 4]))
