@@ -190,7 +190,10 @@ class ConversationStore:
             raise
         except sqlite3.Error as error:
             self._connection.close()
-            raise self._error(error) from None
+            raise StoreError(
+                f"cannot read the conversation database {self.path} ({error}); it was left untouched:"
+                " move it aside to start a new one"
+            ) from None
 
     def _open(self, in_memory: bool) -> None:
         connection = self._connection
