@@ -1,0 +1,264 @@
+"""The app's settings file: `config.toml` in the user's config folder.
+
+    model = "google/diffusion-gemma"      # last model: a folder or a hub id
+    theme = "diffusion-dark"
+    canvas_mode = "candidates"            # or "noise"
+    think = false                         # thinking on for new conversations
+
+    [samplers.llada2_moe]                 # engine.Settings fields, per model family
+    block_length = 32
+    temp = 0.0
+
+A file that cannot be read or checked is never changed: `load_config` reports why in one line and
+returns the defaults, and `save_config` refuses to replace it unless forced. Writes go to a temporary
+file that then replaces the old one, so a crash leaves either the old file or the new one.
+
+`engine` is imported only when sampler settings are checked or built, so reading a file without
+`[samplers]` stays free of MLX.
+"""
+
+from __future__ import annotations
+
+import copy
+import dataclasses
+import os
+import sys
+import tempfile
+import typing
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import platformdirs
+import tomli_w
+
+from themes import DEFAULT_THEME
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # Python 3.10
+    import tomli as tomllib
+
+if TYPE_CHECKING:
+    from engine.settings import Settings
+
+CONFIG_DIR_ENV = "DIFFUSION_CHAT_CONFIG_DIR"
+CONFIG_FILENAME = "config.toml"
+CANVAS_MODES = ("candidates", "noise")
+
+# tomli_w cannot keep comments, so say once that the app rewrites the file.
+_HEADER = (
+    "# diffusion-chat settings, rewritten by the app (comments are not kept).\n"
+    "# If a value here is invalid the app runs on defaults and leaves this file alone until it is fixed.\n\n"
+)
+
+
+class ConfigError(Exception):
+    """The settings cannot be used or saved; the message is one line."""
+
+
+@dataclass(frozen=True)
+class AppConfig:
+    model: str | None = None
+    theme: str = DEFAULT_THEME  # any registered Textual theme name; the app falls back if it is unknown
+    canvas_mode: str = "candidates"
+    think: bool = False
+    # Per model family ("diffusion_gemma", "llada2_moe"): engine.Settings field -> value, only those
+    # that differ from the defaults. Thinking is not among them: the top-level `think` holds it.
+    samplers: dict[str, dict[str, Any]] = field(default_factory=dict)
+
+    def sampler_for(self, family: str) -> Settings:
+        """The settings a new generation for `family` starts from, including the thinking default."""
+        from engine.settings import Settings
+
+        return Settings.from_dict({**self.samplers.get(family, {}), "think": self.think})
+
+    def with_sampler(self, family: str, settings: Settings) -> AppConfig:
+        """A copy that remembers `settings` for `family` (its `think` is ignored: see `think`)."""
+        from engine.settings import Settings
+
+        _check_family(family)
+        defaults = Settings().to_dict()
+        overrides = {}
+        for name, value in settings.validated().to_dict().items():
+            if name == "think" or value == defaults[name]:
+                continue
+            if value is None:
+                # TOML has no null, and leaving the key out already means the default.
+                raise ConfigError(f"cannot save {name} = None for {family}: the settings file can only hold values")
+            overrides[name] = value
+        samplers = copy.deepcopy(self.samplers)
+        if overrides:
+            samplers[family] = overrides
+        else:
+            samplers.pop(family, None)
+        return dataclasses.replace(self, samplers=samplers)
+
+
+@dataclass(frozen=True)
+class LoadResult:
+    config: AppConfig
+    error: str | None  # one line naming the file when it could not be used; the file is left as it was
+    path: Path
+
+
+def default_config_path() -> Path:
+    """`$DIFFUSION_CHAT_CONFIG_DIR/config.toml` if set, else config.toml in the platform's user config folder."""
+    folder = os.environ.get(CONFIG_DIR_ENV) or platformdirs.user_config_dir("diffusion-chat")
+    return Path(folder) / CONFIG_FILENAME
+
+
+def load_config(path: str | os.PathLike[str] | None = None) -> LoadResult:
+    """Read the settings file. A missing file gives the defaults; a broken one gives the defaults and an error."""
+    path = Path(path) if path is not None else default_config_path()
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return LoadResult(AppConfig(), None, path)
+    except (OSError, UnicodeDecodeError) as error:
+        return LoadResult(AppConfig(), _one_line(f"cannot read {path}: {error}"), path)
+    try:
+        config = _config_from_data(tomllib.loads(text))
+    except tomllib.TOMLDecodeError as error:
+        return LoadResult(AppConfig(), _one_line(f"{path}: invalid TOML: {error}"), path)
+    except ConfigError as error:
+        return LoadResult(AppConfig(), _one_line(f"{path}: {error}"), path)
+    return LoadResult(config, None, path)
+
+
+def save_config(config: AppConfig, path: str | os.PathLike[str] | None = None, *, force: bool = False) -> Path:
+    """Write `config` atomically and return the path. Refuses (ConfigError) to replace a file that does
+    not load cleanly, so hand edits with a mistake are not lost, unless `force` is true."""
+    path = Path(path) if path is not None else default_config_path()
+    # Check what is about to be written exactly as a later load would (this also writes 1 as 1.0 for
+    # float settings, so the file shows their type).
+    try:
+        data = _config_to_data(_config_from_data(_config_to_data(config)))
+    except ConfigError as error:
+        raise ConfigError(_one_line(f"not saving settings: {error}")) from None
+    if not force and path.exists():
+        existing = load_config(path)
+        if existing.error is not None:
+            raise ConfigError(f"not overwriting a settings file that did not load ({existing.error}); fix or move it first")
+    text = _HEADER + tomli_w.dumps(data)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        descriptor, temporary = tempfile.mkstemp(dir=path.parent, prefix=f".{path.name}.", suffix=".tmp")
+        try:
+            with os.fdopen(descriptor, "w", encoding="utf-8") as file:
+                file.write(text)
+                file.flush()
+                os.fsync(file.fileno())
+            os.replace(temporary, path)
+        except BaseException:
+            Path(temporary).unlink(missing_ok=True)
+            raise
+    except OSError as error:
+        raise ConfigError(_one_line(f"cannot write {path}: {error}")) from None
+    return path
+
+
+# -- checking -----------------------------------------------------------------------------------------
+
+
+def _config_to_data(config: AppConfig) -> dict[str, Any]:
+    data: dict[str, Any] = {}
+    if config.model is not None:
+        data["model"] = config.model
+    data["theme"] = config.theme
+    data["canvas_mode"] = config.canvas_mode
+    data["think"] = config.think
+    samplers = {family: dict(values) for family, values in config.samplers.items() if values}
+    if samplers:
+        data["samplers"] = samplers
+    return data
+
+
+def _config_from_data(data: dict[str, Any]) -> AppConfig:
+    known = {item.name for item in fields(AppConfig)}
+    unknown = sorted(set(data) - known)
+    if unknown:
+        raise ConfigError(f"unknown key(s): {', '.join(unknown)}")
+    values: dict[str, Any] = {}
+    for name in ("model", "theme"):
+        if name in data:
+            if not isinstance(data[name], str) or not data[name].strip():
+                raise ConfigError(f"{name} must be a non-empty string, got {data[name]!r}")
+            values[name] = data[name]
+    if "canvas_mode" in data:
+        if data["canvas_mode"] not in CANVAS_MODES:
+            raise ConfigError(f"canvas_mode must be one of {', '.join(CANVAS_MODES)}; got {data['canvas_mode']!r}")
+        values["canvas_mode"] = data["canvas_mode"]
+    if "think" in data:
+        if not isinstance(data["think"], bool):
+            raise ConfigError(f"think must be true or false, got {data['think']!r}")
+        values["think"] = data["think"]
+    if "samplers" in data:
+        samplers = data["samplers"]
+        if not isinstance(samplers, dict):
+            raise ConfigError("samplers must be a table of [samplers.<family>] tables")
+        values["samplers"] = {family: _checked_sampler(family, table) for family, table in samplers.items()}
+    return AppConfig(**values)
+
+
+def _checked_sampler(family: str, table: Any) -> dict[str, Any]:
+    """Type-check one [samplers.<family>] table and validate it through engine.Settings."""
+    from engine.errors import SettingsError
+    from engine.settings import Settings
+
+    _check_family(family)
+    where = f"[samplers.{family}]"
+    if not isinstance(table, dict):
+        raise ConfigError(f"{where} must be a table")
+    if "think" in table:
+        raise ConfigError(f"{where} cannot set think; use the top-level think key")
+    hints = typing.get_type_hints(Settings)
+    checked: dict[str, Any] = {}
+    for name, value in table.items():
+        if name not in hints:
+            raise ConfigError(f"{where} has unknown setting {name!r}")
+        checked[name] = _typed_value(where, name, value, hints[name])
+    try:
+        Settings.from_dict(checked)
+    except SettingsError as error:
+        raise ConfigError(f"{where} {error}") from None
+    return checked
+
+
+def _typed_value(where: str, name: str, value: Any, hint: Any) -> Any:
+    """`value` if TOML gave the type the Settings field wants (an int is fine for a float field)."""
+    wanted = {option for option in typing.get_args(hint) or (hint,) if option is not type(None)}
+    if bool in wanted:
+        if isinstance(value, bool):
+            return value
+        kind = "true or false"
+    elif isinstance(value, bool):  # bool is an int subclass: `seed = true` is a mistake, not 1
+        kind = _kind(wanted)
+    elif int in wanted and isinstance(value, int):
+        return value
+    elif float in wanted and isinstance(value, (int, float)):
+        return float(value)
+    elif str in wanted and isinstance(value, str):
+        return value
+    else:
+        kind = _kind(wanted)
+    raise ConfigError(f"{where} {name} must be {kind}, got {value!r}")
+
+
+def _kind(wanted: set[type]) -> str:
+    if float in wanted:
+        return "a number"
+    if int in wanted:
+        return "an integer"
+    return "a string"
+
+
+def _check_family(family: str) -> None:
+    from engine.loader import FAMILIES
+
+    if family not in FAMILIES:
+        raise ConfigError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILIES))}")
+
+
+def _one_line(text: str) -> str:
+    return " ".join(text.split())
