@@ -171,7 +171,10 @@ def _fts5_available(connection: sqlite3.Connection) -> bool:
 
 
 class ConversationStore:
-    """Conversations and their messages, kept in one SQLite file. Use from the UI thread only."""
+    """Conversations and their messages, kept in one SQLite file. Use from the UI thread only.
+
+    `path` may be ":memory:" for a throwaway store; `clock` gives the time in seconds since the epoch.
+    """
 
     def __init__(self, path: str | os.PathLike[str], *, clock: Callable[[], float] = time.time):
         self.path = Path(path)
@@ -257,18 +260,15 @@ class ConversationStore:
                 self._connection.execute("ROLLBACK")
             raise
 
-    def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[sqlite3.Row]:
+    def _query(self, sql: str, parameters: Sequence[Any] = ()) -> list[tuple]:
         try:
             cursor = self._connection.execute(sql, parameters)
             return cursor.fetchall()
         except sqlite3.Error as error:
             raise self._error(error) from None
 
-    def _now(self) -> float:
-        return self._clock()
-
     def _touch(self, connection: sqlite3.Connection, conversation_id: int) -> None:
-        connection.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (self._now(), conversation_id))
+        connection.execute("UPDATE conversations SET updated_at = ? WHERE id = ?", (self._clock(), conversation_id))
 
     def _require_conversation(self, connection: sqlite3.Connection, conversation_id: int) -> None:
         if connection.execute("SELECT 1 FROM conversations WHERE id = ?", (conversation_id,)).fetchone() is None:
@@ -290,7 +290,7 @@ class ConversationStore:
         settings = dict(settings or {})
         if THINK_SETTING in settings:
             raise ValueError("pass thinking as the `think` argument, not inside settings")
-        now = self._now()
+        now = self._clock()
         with self._transaction() as connection:
             cursor = connection.execute(
                 "INSERT INTO conversations (title, model, settings, think, created_at, updated_at)"
@@ -400,7 +400,7 @@ class ConversationStore:
                 " VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (
                     conversation_id, role, content, reasoning, _to_json(images), status,
-                    None if stats is None else _to_json(stats), self._now(),
+                    None if stats is None else _to_json(stats), self._clock(),
                 ),
             )
             self._touch(connection, conversation_id)
