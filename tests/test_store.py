@@ -167,7 +167,10 @@ def test_search_finds_words_in_messages_and_titles(store: ConversationStore):
 
 @pytest.mark.parametrize(
     "query",
-    ['"', '"pastéis', "*", "coffee*", "a AND", "OR", "NEAR(x y)", "title:foo", "(", "-", "^coffee", "%", "_", "'; DROP TABLE messages; --", ""],
+    [
+        '"', '"pastéis', "*", "coffee*", "a AND", "OR", "NEAR(x y)", "title:foo", "(", "-", "^coffee", "%", "_",
+        "'; DROP TABLE messages; --", "",
+    ],
 )
 def test_search_survives_odd_input(store: ConversationStore, query: str):
     _fill_for_search(store)
@@ -258,7 +261,9 @@ def test_data_survives_a_restart(db_path: Path):
 
 def test_failed_write_rolls_back(store: ConversationStore):
     conversation = store.create("chat", "m")
-    store._connection.execute("CREATE TEMP TRIGGER fail_touch BEFORE UPDATE ON conversations BEGIN SELECT RAISE(ABORT, 'boom'); END")
+    store._connection.execute(
+        "CREATE TEMP TRIGGER fail_touch BEFORE UPDATE ON conversations BEGIN SELECT RAISE(ABORT, 'boom'); END"
+    )
     with pytest.raises(StoreError, match="boom"):
         store.add_message(conversation.id, "user", "lost")  # the insert happens, then touching the row fails
     store._connection.execute("DROP TRIGGER temp.fail_touch")
