@@ -151,9 +151,12 @@ def load_tensors(path: Path) -> dict[str, mx.array]:
     for file in weight_files(path):
         try:
             part = mx.load(str(file))
-        except (RuntimeError, ValueError, OSError) as exc:
-            reason = "truncated or corrupt" if "offset" in str(exc) or "header" in str(exc) else str(exc)
-            raise CheckpointError(f"cannot read weights {file.name}: {reason}")
+        except OSError as exc:  # permissions, I/O errors: the system's reason is the useful one
+            raise CheckpointError(f"cannot read weights {file.name}: {exc}")
+        except (RuntimeError, ValueError):
+            # MLX's messages vary with where the file ends (header length, JSON, data offsets, short read);
+            # all of them mean an interrupted download or a damaged file.
+            raise CheckpointError(f"cannot read weights {file.name}: the file is truncated or corrupt; download it again")
         tensors.update(part)
     return tensors
 
