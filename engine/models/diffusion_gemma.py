@@ -19,6 +19,7 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import mlx.core as mx
@@ -203,7 +204,7 @@ def sliding_key_start(offset: int, window: int) -> int:
 # Modules, named after the checkpoint's weights
 
 
-@mx.compile
+@partial(mx.compile, shapeless=True)
 def _geglu(gate: mx.array, up: mx.array) -> mx.array:
     return gelu_tanh(gate) * up
 
@@ -487,10 +488,13 @@ class Network(nn.Module):
         if pixel_values is not None and not self.has_vision:
             raise InputError("this checkpoint has no vision tower; it cannot take images")
         cache = PrefixCache(len(self.layers)) if cache is None else cache
+        input_ids = _checked_ids(input_ids, self.vocab_size)
         media_runs = None
         if token_type_ids is not None and self.config.text_config.use_bidirectional_attention == "vision":
+            if mx.array(token_type_ids).size != input_ids.size:
+                raise InputError(f"token_type_ids has {mx.array(token_type_ids).size} entries for {input_ids.size} tokens")
             media_runs = image_run_mask(token_type_ids)
-        self._encode(self._embed_prompt(_checked_ids(input_ids, self.vocab_size)), cache, media_runs)
+        self._encode(self._embed_prompt(input_ids), cache, media_runs)
         return cache
 
     def commit(self, canvas_ids: mx.array, cache: PrefixCache) -> PrefixCache:
@@ -512,15 +516,14 @@ class Network(nn.Module):
         masks = {FULL: encoder_mask(offset, length, 0, None, media_runs),
                  SLIDING: encoder_mask(offset, length, starts[SLIDING], window, media_runs)}
         scalars = self.model.encoder.language_model.layers
-        last = len(self.layers) - 1
-        for i, layer in enumerate(self.layers):
-            attention = dict(offset=offset, key_start=starts[layer.layer_type], mask=masks[layer.layer_type], write=True)
-            if i == last:
-                # Only the keys/values are kept: the last layer's attention output would be discarded.
-                _, keys, values = layer.self_attn.project(layer.input_layernorm(h), offset)
-                cache[i].update(keys, values)
-            else:
-                h = layer(h, cache[i], layer_scalar=scalars[i].layer_scalar, **attention)
+        *layers, last = self.layers
+        for layer, kv, scalar in zip(layers, cache, scalars):
+            kind = layer.layer_type
+            h = layer(h, kv, layer_scalar=scalar.layer_scalar, offset=offset, key_start=starts[kind],
+                      mask=masks[kind], write=True)
+        # Only keys/values are kept from an encoder pass, so the last layer stops at its projections.
+        _, keys, values = last.self_attn.project(last.input_layernorm(h), offset)
+        cache[-1].update(keys, values)
         mx.eval(cache.arrays())
 
     # -- decoder -----------------------------------------------------------------------------------
