@@ -1,0 +1,260 @@
+"""The engine thread: one long-lived thread that owns MLX for the whole life of an app.
+
+MLX ties its streams to the thread that created them, so the model is loaded and every generation runs
+on this one thread. A UI talks to it through three things:
+
+* commands (`load_model`, `generate`, `cancel`, `close`), queued and run one at a time;
+* `latest_frame`, a slot that holds only the newest denoising `Step` (overwritten every step, read by the UI
+  on its own timer, so a slow UI never slows the engine and never sees a backlog);
+* `notify`, a callback the UI supplies for the rare events (load progress, model ready, generation
+  started / block committed / finished, errors). It is called on the engine thread (or on the download
+  thread for progress) and must return quickly, e.g. by posting a message to the UI's own queue.
+
+Every event names the job it belongs to, so a UI can drop events of a job it no longer cares about.
+Nothing here imports a UI toolkit.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+import time
+from dataclasses import dataclass, field
+from typing import Any, Callable, Sequence, Union
+
+from .errors import EngineError
+from .events import BlockCommitted, Finished, Started, Step
+from .session import Session
+from .settings import Settings
+
+log = logging.getLogger(__name__)
+
+# Download progress can arrive per network chunk; the UI needs far fewer updates than that.
+PROGRESS_INTERVAL_S = 0.1
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    job: int
+    done_bytes: int
+    total_bytes: int | None
+    description: str
+
+
+@dataclass(frozen=True)
+class ModelLoaded:
+    job: int
+    model: Any                   # engine.Model
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    job: int
+    message: str
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class GenerationUpdate:
+    """A rare event of a generation: `Started`, `BlockCommitted` or `Finished` (steps go to the frame slot)."""
+
+    job: int
+    event: Union[Started, BlockCommitted, Finished]
+
+
+@dataclass(frozen=True)
+class GenerationFailed:
+    job: int
+    message: str
+
+
+WorkerEvent = Union[LoadProgress, ModelLoaded, LoadFailed, GenerationUpdate, GenerationFailed]
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The newest denoising step of a generation job, as left in `EngineWorker.latest_frame`."""
+
+    job: int
+    step: Step
+
+
+@dataclass
+class GenerationRequest:
+    messages: Sequence[dict]
+    settings: Settings
+    session: Session | None = None
+    images: Sequence[str] = ()
+
+
+@dataclass
+class _Job:
+    id: int
+    cancel: threading.Event = field(default_factory=threading.Event)
+
+
+@dataclass
+class _LoadJob(_Job):
+    model_ref: str = ""
+
+
+@dataclass
+class _GenerateJob(_Job):
+    request: GenerationRequest | None = None
+
+
+_STOP = object()
+
+
+class EngineWorker:
+    """Runs `load` and `generate` on one dedicated thread; see the module docstring for the protocol.
+
+    `load` and `generate` default to `engine.load` and `engine.generate`; tests and benchmarks may pass
+    stand-ins with the same signatures.
+    """
+
+    def __init__(
+        self,
+        notify: Callable[[WorkerEvent], None],
+        *,
+        load: Callable[..., Any] | None = None,
+        generate: Callable[..., Any] | None = None,
+    ):
+        if load is None or generate is None:
+            from . import generate as engine_generate, load as engine_load
+
+            load = load or engine_load
+            generate = generate or engine_generate
+        self._notify = notify
+        self._load = load
+        self._generate = generate
+        self._commands: queue.Queue = queue.Queue()
+        self._lock = threading.Lock()      # guards _next_id, _active and _pending
+        self._next_id = 1
+        self._active: _Job | None = None
+        self._pending: list[_Job] = []
+        self._model = None
+        self.latest_frame: Frame | None = None
+        self._thread = threading.Thread(target=self._run, name="diffusion-chat-engine", daemon=True)
+
+    # ---- commands (any thread) -------------------------------------------------------------------
+
+    def start(self) -> "EngineWorker":
+        self._thread.start()
+        return self
+
+    def load_model(self, model_ref: str) -> int:
+        """Queue loading `model_ref` (folder or Hub id). Cancels whatever runs or waits, and unloads the
+        current model first so two large models never sit in memory together."""
+        self.cancel()
+        return self._submit(lambda id: _LoadJob(id, model_ref=str(model_ref)))
+
+    def generate(self, request: GenerationRequest) -> int:
+        """Queue a generation with the loaded model; returns its job id."""
+        return self._submit(lambda id: _GenerateJob(id, request=request))
+
+    def cancel(self) -> None:
+        """Cancel the running job (a generation stops within one denoising step, a download within one
+        chunk) and every job still waiting."""
+        with self._lock:
+            for job in [self._active, *self._pending]:
+                if job is not None:
+                    job.cancel.set()
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel everything and stop the thread (waits at most `timeout` seconds)."""
+        self.cancel()
+        self._commands.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    @property
+    def busy(self) -> bool:
+        with self._lock:
+            return self._active is not None or bool(self._pending)
+
+    def _submit(self, make_job: Callable[[int], _Job]) -> int:
+        with self._lock:
+            job = make_job(self._next_id)
+            self._next_id += 1
+            self._pending.append(job)
+        self._commands.put(job)
+        return job.id
+
+    # ---- the engine thread ---------------------------------------------------------------------
+
+    def _run(self) -> None:
+        while True:
+            job = self._commands.get()
+            if job is _STOP:
+                return
+            with self._lock:
+                self._pending.remove(job)
+                self._active = job
+            try:
+                if isinstance(job, _LoadJob):
+                    self._run_load(job)
+                else:
+                    self._run_generation(job)
+            finally:
+                with self._lock:
+                    self._active = None
+
+    def _run_load(self, job: _LoadJob) -> None:
+        self._model = None
+        if job.cancel.is_set():
+            self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
+            return
+        last_report = [0.0]
+
+        def progress(done: int, total: int | None, description: str) -> None:
+            now = time.monotonic()
+            finished = total is not None and done >= total
+            if finished or now - last_report[0] >= PROGRESS_INTERVAL_S:
+                last_report[0] = now
+                self._notify(LoadProgress(job.id, int(done), total, description))
+
+        try:
+            model = self._load(job.model_ref, progress=progress, cancel=job.cancel)
+        except Exception as exc:
+            self._notify(LoadFailed(job.id, _one_line(exc), cancelled=job.cancel.is_set()))
+            return
+        if job.cancel.is_set():
+            # A newer command arrived while the weights were loading; do not keep a model nobody wants.
+            self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
+            return
+        self._model = model
+        self._notify(ModelLoaded(job.id, model))
+
+    def _run_generation(self, job: _GenerateJob) -> None:
+        if self._model is None:
+            self._notify(GenerationFailed(job.id, "no model is loaded"))
+            return
+        request = job.request
+        try:
+            events = self._generate(
+                self._model,
+                messages=list(request.messages),
+                settings=request.settings,
+                cancel=job.cancel,
+                session=request.session,
+                images=list(request.images) or None,
+            )
+            for event in events:
+                if isinstance(event, Step):
+                    self.latest_frame = Frame(job.id, event)
+                else:
+                    self._notify(GenerationUpdate(job.id, event))
+        except Exception as exc:
+            if not isinstance(exc, EngineError):
+                log.exception("generation failed")
+            self._notify(GenerationFailed(job.id, _one_line(exc)))
+
+
+def _one_line(exc: Exception) -> str:
+    """An EngineError's own message; anything else as a short 'Type: first line' (the log has the rest)."""
+    text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
+    if isinstance(exc, EngineError):
+        return text or type(exc).__name__
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__

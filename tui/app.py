@@ -1,0 +1,324 @@
+"""diffusion-chat's Textual app: wires the engine thread, the saved conversations, the settings file and
+the themes to the chat screen.
+
+`run_app(AppOptions(...))` is what `diffusion-chat` (tui/cli.py) calls.
+
+Threads: the app never runs MLX. An `engine.worker.EngineWorker` thread loads the model and runs every
+generation; its rare events arrive here as `EngineMessage`s (posted thread-safely onto the app's queue),
+and the chat screen reads the newest canvas frame straight from the worker's slot on a timer.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from textual import on
+from textual.app import App, SystemCommand
+from textual.message import Message
+from textual.screen import Screen
+
+from engine.session import Session
+from engine.settings import Settings
+from engine.worker import (
+    EngineWorker,
+    GenerationFailed,
+    GenerationUpdate,
+    LoadFailed,
+    LoadProgress,
+    ModelLoaded,
+    WorkerEvent,
+)
+from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults, load_themes
+
+from .config import ConfigError, load_config, save_config
+from .screens.chat import ChatScreen
+from .screens.conversations import ConversationsScreen, export_conversation
+from .screens.dialogs import ConfirmScreen, TextPromptScreen
+from .screens.help import HelpScreen
+from .screens.model_picker import ModelPickerScreen
+from .store import ConversationStore, StoreError, default_db_path
+from .widgets.canvas import CANVAS_MODES, TokenTexts
+
+
+@dataclass
+class AppOptions:
+    """What the command line passes to the app."""
+
+    model: str | None = None                  # folder or Hub id; None: the last model, else the picker
+    settings: Settings = field(default_factory=Settings)   # sampler flags; fields left at their defaults defer to the saved settings
+    images: list[str] = field(default_factory=list)        # attached to the first message
+    think: bool = False
+
+
+def run_app(options: AppOptions) -> int:
+    app = DiffusionChatApp(options)
+    app.run()
+    return app.return_code or 0
+
+
+class EngineMessage(Message):
+    """An event from the engine thread (see engine.worker), delivered on the UI thread."""
+
+    def __init__(self, event: WorkerEvent):
+        super().__init__()
+        self.event = event
+
+
+WorkerFactory = Callable[[Callable[[WorkerEvent], None]], EngineWorker]
+
+
+class DiffusionChatApp(App):
+    CSS_PATH = "app.tcss"
+    TITLE = "diffusion-chat"
+
+    def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None):
+        """`make_worker(notify)` builds the engine worker; tests pass one with a scripted generator."""
+        super().__init__()
+        self.options = options or AppOptions()
+        self._make_worker = make_worker or (lambda notify: EngineWorker(notify))
+        self.engine_worker: EngineWorker | None = None
+        self.model = None                         # engine.Model once loaded; only read here, never run
+        self.model_ref: str | None = None
+        self.token_texts: TokenTexts | None = None
+        self.sessions: dict[int, Session] = {}    # conversation id -> prefix cache (used on the engine thread)
+        self._settings: dict[str, Settings] = {}  # family -> settings in use
+        self._load_job: int | None = None
+        loaded = load_config()
+        self.config, self.config_error, self.config_path = loaded.config, loaded.error, loaded.path
+        self.store, self.store_error = _open_store()
+        for theme in load_themes():
+            self.register_theme(theme)
+
+    # ---- start and stop -----------------------------------------------------------------------------
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        # Textual's own themes lack the canvas colours our CSS uses.
+        return canvas_variable_defaults()
+
+    async def on_mount(self) -> None:
+        self.theme = self.config.theme if self.config.theme in self.available_themes else DEFAULT_THEME
+        self.engine_worker = self._make_worker(lambda event: self.post_message(EngineMessage(event))).start()
+        if self.config_error:
+            self.notify(f"{self.config_error} — running on defaults; settings are not saved until it is fixed.",
+                        severity="error", timeout=20)
+        if self.store_error:
+            self.notify(f"{self.store_error} — conversations of this session are not saved.",
+                        severity="error", timeout=20)
+        await self.push_screen(ChatScreen(think=self.options.think or self.config.think))
+        for path in self.options.images:
+            self.chat.attach(path)
+        ref = self.options.model or self.config.model
+        if ref:
+            self.load_model(ref)
+        else:
+            self.push_screen(ModelPickerScreen())
+
+    def on_unmount(self) -> None:
+        if self.engine_worker is not None:
+            self.engine_worker.close(timeout=2.0)
+        self.store.close()
+
+    @property
+    def chat(self) -> ChatScreen:
+        return next(screen for screen in self.screen_stack if isinstance(screen, ChatScreen))
+
+    # ---- model ----------------------------------------------------------------------------------------
+
+    def load_model(self, ref: str) -> None:
+        """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
+        self.model, self.token_texts = None, None
+        self.sessions.clear()  # prefix caches belong to the old model
+        self.model_ref = ref
+        self._load_job = self.engine_worker.load_model(ref)
+        self.chat.status_bar.set_model(None)
+        self.chat.show_activity(f"loading {ref}…")
+
+    def _picker(self) -> ModelPickerScreen | None:
+        return next((s for s in self.screen_stack if isinstance(s, ModelPickerScreen)), None)
+
+    @on(ModelPickerScreen.LoadRequested)
+    def _load_requested(self, message: ModelPickerScreen.LoadRequested) -> None:
+        self.load_model(message.ref)
+
+    @on(ModelPickerScreen.CancelRequested)
+    def _cancel_requested(self) -> None:
+        self.engine_worker.cancel()
+
+    async def on_engine_message(self, message: EngineMessage) -> None:
+        event = message.event
+        if isinstance(event, (GenerationUpdate, GenerationFailed)):
+            await self.chat.handle_generation_event(event)
+            return
+        if event.job != self._load_job:
+            return  # a load that was replaced by a newer one
+        picker = self._picker()
+        if isinstance(event, LoadProgress):
+            if picker is not None:
+                picker.show_progress(event.done_bytes, event.total_bytes, event.description)
+            share = f"{100 * event.done_bytes / event.total_bytes:.0f}%" if event.total_bytes else \
+                f"{event.done_bytes / 2**20:.1f} MiB"
+            self.chat.show_activity(f"downloading {event.description} {share}")
+        elif isinstance(event, ModelLoaded):
+            self._load_job = None
+            self.model = event.model
+            self.token_texts = TokenTexts(self.model.tokenizer.token_text)
+            self._set_config(model=self.model_ref)
+            await self.chat.model_changed()
+            if picker is not None:
+                picker.dismiss()
+        elif isinstance(event, LoadFailed):
+            self._load_job = None
+            await self.chat.model_changed()
+            text = "Loading cancelled." if event.cancelled else event.message
+            if picker is not None:
+                picker.show_error(text)
+            else:
+                self.push_screen(ModelPickerScreen(text))
+
+    def action_choose_model(self) -> None:
+        if self._picker() is None:
+            self.push_screen(ModelPickerScreen())
+
+    # ---- settings -------------------------------------------------------------------------------------
+
+    def settings_for(self, family: str) -> Settings:
+        """The sampler settings the next turn of `family` uses: saved ones, with command-line flags on top."""
+        if family not in self._settings:
+            defaults = Settings()
+            flags = {
+                name: value for name, value in self.options.settings.to_dict().items()
+                if name != "think" and value != getattr(defaults, name)
+            }
+            self._settings[family] = self.config.sampler_for(family).replace(**flags)
+        return self._settings[family]
+
+    def remember_settings(self, family: str, settings: Settings) -> None:
+        self._settings[family] = settings
+        try:
+            config = self.config.with_sampler(family, settings)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error")
+            return
+        self._set_config(samplers=config.samplers)
+
+    def session_for(self, conversation_id: int) -> Session:
+        return self.sessions.setdefault(conversation_id, Session())
+
+    def _set_config(self, **changes) -> None:
+        """Change the settings and save them (unless the file on disk is broken: it stays untouched)."""
+        self.config = dataclasses.replace(self.config, **changes)
+        if self.config_error:
+            return
+        try:
+            save_config(self.config, self.config_path)
+        except ConfigError as exc:
+            self.notify(str(exc), severity="error")
+
+    def watch_theme(self, theme: str) -> None:
+        if theme != self.config.theme:
+            self._set_config(theme=theme)
+
+    def action_canvas_mode(self, mode: str) -> None:
+        self._set_config(canvas_mode=mode)
+        self.notify(f"The canvas shows {mode} for positions not yet accepted.")
+
+    # ---- conversations --------------------------------------------------------------------------------
+
+    def action_conversations(self, search: bool = False) -> None:
+        self.push_screen(ConversationsScreen(self.store, focus_search=search), self._open_conversation)
+
+    async def _open_conversation(self, conversation_id: int | None) -> None:
+        if conversation_id is not None:
+            try:
+                await self.chat.show_conversation(conversation_id)
+            except StoreError as exc:
+                self.notify(str(exc), severity="error")
+
+    @on(ConversationsScreen.Renamed)
+    def _renamed(self, message: ConversationsScreen.Renamed) -> None:
+        self.chat.conversation_renamed(message.conversation_id, message.title)
+
+    @on(ConversationsScreen.Deleted)
+    async def _deleted(self, message: ConversationsScreen.Deleted) -> None:
+        self.sessions.pop(message.conversation_id, None)
+        await self.chat.conversation_deleted(message.conversation_id)
+
+    def _current_conversation(self) -> int | None:
+        conversation_id = self.chat.conversation_id
+        if conversation_id is None:
+            self.notify("This conversation is not saved yet: send a message first.")
+        return conversation_id
+
+    def action_rename_conversation(self) -> None:
+        conversation_id = self._current_conversation()
+        if conversation_id is None:
+            return
+
+        def rename(title: str | None) -> None:
+            if title:
+                self.store.rename(conversation_id, title)
+                self.chat.conversation_renamed(conversation_id, title)
+
+        self.push_screen(TextPromptScreen("Rename conversation", self.chat.title), rename)
+
+    def action_delete_conversation(self) -> None:
+        conversation_id = self._current_conversation()
+        if conversation_id is None:
+            return
+
+        async def delete(confirmed: bool) -> None:
+            if confirmed:
+                self.store.delete(conversation_id)
+                self.sessions.pop(conversation_id, None)
+                await self.chat.conversation_deleted(conversation_id)
+
+        self.push_screen(ConfirmScreen(f"Delete “{self.chat.title}”? This cannot be undone.", "Delete"), delete)
+
+    def action_export_conversation(self) -> None:
+        conversation_id = self._current_conversation()
+        if conversation_id is not None:
+            export_conversation(self.screen, self.store, conversation_id)
+
+    def action_help(self) -> None:
+        if not isinstance(self.screen, HelpScreen):
+            self.push_screen(HelpScreen())
+
+    # ---- command palette --------------------------------------------------------------------------
+
+    def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
+        yield from super().get_system_commands(screen)
+        chat = self.chat
+        yield SystemCommand("New conversation", "Start an empty conversation", chat.action_new_conversation)
+        yield SystemCommand("Conversations", "Open, rename, delete or export saved conversations",
+                            self.action_conversations)
+        yield SystemCommand("Search conversations", "Full-text search over every saved message",
+                            lambda: self.action_conversations(search=True))
+        yield SystemCommand("Rename conversation", "Give this conversation a new title",
+                            self.action_rename_conversation)
+        yield SystemCommand("Delete conversation", "Delete this conversation", self.action_delete_conversation)
+        yield SystemCommand("Export conversation", "Write this conversation to a Markdown file",
+                            self.action_export_conversation)
+        yield SystemCommand("Choose model", "Load another checkpoint (folder, Hub id or cached)",
+                            self.action_choose_model)
+        yield SystemCommand("Sampler panel", "Show or hide the sampler settings", chat.action_toggle_sampler)
+        yield SystemCommand("Thinking on/off", "Let the model think first in this conversation",
+                            chat.action_toggle_thinking)
+        yield SystemCommand("Attach image", "Attach an image file to the next message", chat.action_attach_image)
+        yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)
+        for mode in CANVAS_MODES:
+            yield SystemCommand(f"Canvas: show {mode}", f"Positions not yet accepted show the {mode}",
+                                lambda mode=mode: self.action_canvas_mode(mode))
+        for name in THEME_NAMES:
+            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
+                                lambda name=name: setattr(self, "theme", name))
+        yield SystemCommand("Help", "Keys and what the canvas shows", self.action_help)
+
+
+def _open_store() -> tuple[ConversationStore, str | None]:
+    """The conversation database; if it cannot be used, a throwaway in-memory one and the reason."""
+    try:
+        return ConversationStore(default_db_path()), None
+    except StoreError as exc:
+        return ConversationStore(":memory:"), str(exc)

@@ -1,0 +1,1 @@
+"""The app's screens: chat, model picker, conversations, help and small dialogs."""

@@ -1,0 +1,406 @@
+"""The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar.
+
+The screen never touches MLX. It sends a `GenerationRequest` to the app's engine worker, reads the newest
+canvas frame from the worker's slot on a 30 Hz timer while an answer is being written, and gets the rare
+events (started, block committed, finished, failed) from the app, which receives them from the worker.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.screen import Screen
+from textual.widgets import Footer, Header, Input, Static
+
+from engine.errors import InputError
+from engine.events import BlockCommitted, Finished, Started
+from engine.settings import Settings
+from engine.worker import Frame, GenerationFailed, GenerationRequest, GenerationUpdate
+from tui.store import StoreError
+
+from ..widgets.attachments import AttachmentBar, inspect_attachment
+from ..widgets.messages import AssistantMessage, UserMessage
+from ..widgets.prompt import IMAGE_COMMAND, PathSuggester, PromptInput
+from ..widgets.sampler_panel import SamplerPanel
+from ..widgets.status_bar import StatusBar
+from .dialogs import TextPromptScreen
+
+FRAME_INTERVAL_S = 1 / 30
+# The elapsed time in the status bar moves even when steps are slow, but not at the full frame rate.
+STATUS_INTERVAL_S = 0.25
+
+WELCOME = (
+    "Type a message and press Enter. The answer is denoised a block at a time: watch the canvas under it.\n"
+    "F1 help · ctrl+b sampler · ctrl+t thinking · ctrl+f attach image · ctrl+l model · ctrl+p commands"
+)
+
+
+@dataclass
+class Generation:
+    """The answer being written: which worker job, where it is shown and how far it got."""
+
+    job: int
+    conversation_id: int
+    message: AssistantMessage
+    token_budget: int | None
+    started_at: float = field(default_factory=time.monotonic)
+    committed_block: int = -1
+    generated_tokens: int = 0
+    last_frame: Frame | None = None
+    last_status_at: float = 0.0
+    detached: bool = False       # the person switched away; results still go to the store
+
+    def total_blocks(self, block_length: int) -> int | None:
+        """Blocks this answer can take at most, given what is committed and the current block length."""
+        if not self.token_budget or block_length <= 0:
+            return None
+        remaining = max(self.token_budget - self.generated_tokens, 0)
+        return self.committed_block + 1 + max(math.ceil(remaining / block_length), 1)
+
+
+class ChatScreen(Screen):
+    BINDINGS = [
+        Binding("escape", "cancel_generation", "Cancel"),
+        Binding("ctrl+b", "toggle_sampler", "Sampler"),
+        Binding("ctrl+t", "toggle_thinking", "Thinking"),
+        Binding("ctrl+f", "attach_image", "Image"),
+        Binding("ctrl+n", "new_conversation", "New"),
+        Binding("ctrl+o", "app.conversations", "Chats"),
+        Binding("ctrl+l", "app.choose_model", "Model"),
+        Binding("ctrl+y", "copy_answer", "Copy"),
+        Binding("f1", "app.help", "Help"),
+    ]
+
+    def __init__(self, think: bool = False):
+        super().__init__()
+        self.conversation_id: int | None = None
+        self.think = think
+        self.history: list[dict] = []          # what the engine gets: role/content of the saved turns
+        self.generation: Generation | None = None
+        self.last_answer = ""
+
+    def compose(self) -> ComposeResult:
+        yield Header()
+        with Horizontal(id="body"):
+            with Vertical(id="chat"):
+                with VerticalScroll(id="transcript"):
+                    yield Static(WELCOME, id="welcome", markup=False)
+                yield AttachmentBar(id="attachments")
+                yield PromptInput(id="prompt", placeholder="Message (Enter sends · /image PATH attaches an image)")
+            yield SamplerPanel(id="sampler")
+        yield StatusBar(id="status")
+        yield Footer()
+
+    def on_mount(self) -> None:
+        self.title = "New conversation"
+        self._frame_timer = self.set_interval(FRAME_INTERVAL_S, self.draw_latest_frame, pause=True)
+        self.query_one(AttachmentBar).display = False
+        self.query_one("#transcript", VerticalScroll).anchor()
+        self.status_bar.set_thinking(self.think)
+        self.prompt.focus()
+
+    @property
+    def prompt(self) -> PromptInput:
+        return self.query_one(PromptInput)
+
+    @property
+    def status_bar(self) -> StatusBar:
+        return self.query_one(StatusBar)
+
+    @property
+    def transcript(self) -> VerticalScroll:
+        return self.query_one("#transcript", VerticalScroll)
+
+    @property
+    def attachments(self) -> AttachmentBar:
+        return self.query_one(AttachmentBar)
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        if action == "cancel_generation":
+            return self.generation is not None  # only offered (and shown in the footer) while writing
+        return True
+
+    # ---- model --------------------------------------------------------------------------------------
+
+    async def model_changed(self) -> None:
+        """The app loaded (or unloaded) a model: show it and its family's sampler settings."""
+        model = self.app.model
+        self.status_bar.set_model(model.name if model else None, model.label if model else "")
+        self.status_bar.set_activity("ready" if model else "choose a model (ctrl+l)")
+        self.sub_title = f"{model.name} · {model.label}" if model else ""
+        family = model.family if model else None
+        await self.query_one(SamplerPanel).show_settings(family, self.app.settings_for(family) if family else Settings())
+        if model and not model.supports_images and self.attachments.attachments:
+            self.notify(f"{model.name} is text-only: remove the image attachments before sending.", severity="warning")
+
+    def show_activity(self, text: str) -> None:
+        self.status_bar.set_activity(text)
+
+    @on(SamplerPanel.Changed)
+    def _sampler_changed(self, event: SamplerPanel.Changed) -> None:
+        event.stop()
+        if self.app.model is not None:
+            self.app.remember_settings(self.app.model.family, event.settings)
+
+    def action_toggle_sampler(self) -> None:
+        self.query_one(SamplerPanel).toggle_class("-open")
+
+    # ---- sending --------------------------------------------------------------------------------------
+
+    @on(Input.Submitted, "#prompt")
+    async def _prompt_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        text = event.value.strip()
+        if text == IMAGE_COMMAND.strip() or text.startswith(IMAGE_COMMAND):
+            if self.attach(text[len(IMAGE_COMMAND.strip()):].strip()):
+                self.prompt.value = ""
+            return
+        if text and await self.send(text):
+            self.prompt.remember(text)
+            self.prompt.value = ""
+
+    async def send(self, text: str) -> bool:
+        """Save and show the user's turn and start the answer; False (with a notice) when it cannot be sent."""
+        app = self.app
+        model = app.model
+        if self.generation is not None:
+            self.notify("An answer is still being written; Esc cancels it.", severity="warning")
+            return False
+        if model is None:
+            self.notify("No model is loaded: choose one with ctrl+l.", severity="warning")
+            return False
+        attachments = self.attachments.attachments
+        if attachments and not model.supports_images:
+            self.notify(f"{model.name} is text-only and cannot read images: remove the attachment chips first.",
+                        severity="error")
+            return False
+        images = [a.path for a in attachments]
+        try:
+            if self.conversation_id is None:
+                conversation = app.store.create(_title_from(text), model.name, think=self.think)
+                self.conversation_id = conversation.id
+                self.title = conversation.title
+            app.store.add_message(self.conversation_id, "user", text, images=images)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            return False
+        self.history.append({"role": "user", "content": text})
+        await self._remove_welcome()
+        answer = AssistantMessage()
+        await self.transcript.mount_all([UserMessage(text, [a.label for a in attachments]), answer])
+        self.attachments.clear()
+        settings = app.settings_for(model.family).replace(think=self.think)
+        job = app.engine_worker.generate(
+            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id), images)
+        )
+        budget = settings.max_tokens or model.generation_config.get("max_new_tokens")
+        self.generation = Generation(job, self.conversation_id, answer, budget)
+        self.status_bar.set_activity("reading the prompt…")
+        self._frame_timer.resume()
+        self.refresh_bindings()
+        return True
+
+    async def _remove_welcome(self) -> None:
+        for welcome in self.query("#welcome"):
+            await welcome.remove()
+
+    # ---- the answer being written ---------------------------------------------------------------------
+
+    def draw_latest_frame(self) -> None:
+        """30 Hz while generating: show the worker's newest canvas frame, if it is new and still current."""
+        generation = self.generation
+        if generation is None or generation.detached:
+            return
+        frame = self.app.engine_worker.latest_frame
+        now = time.monotonic()
+        is_new = (
+            frame is not None and frame is not generation.last_frame and frame.job == generation.job
+            # A frame of an already committed block can still sit in the slot after its BlockCommitted.
+            and frame.step.block > generation.committed_block
+        )
+        if is_new:
+            generation.last_frame = frame
+            step = frame.step
+            block_length = len(step.canvas) - step.prompt_positions
+            generation.message.show_frame(step, self.app.token_texts, self.app.config.canvas_mode,
+                                          generation.total_blocks(block_length))
+        if is_new or now - generation.last_status_at >= STATUS_INTERVAL_S:
+            generation.last_status_at = now
+            self._show_live_status(generation, now - generation.started_at)
+
+    def _show_live_status(self, generation: Generation, elapsed: float) -> None:
+        frame = generation.last_frame
+        if frame is None or frame.step.block <= generation.committed_block:
+            self.status_bar.set_activity(f"reading the prompt… {elapsed:.1f} s")
+            return
+        step = frame.step
+        accepted = int(step.accepted[step.prompt_positions:].sum())
+        self.status_bar.show_generation(generation.generated_tokens / max(elapsed, 1e-9), step.step + 1,
+                                        step.max_steps, accepted / (step.step + 1), elapsed)
+
+    async def handle_generation_event(self, event: GenerationUpdate | GenerationFailed) -> None:
+        generation = self.generation
+        if generation is None or event.job != generation.job:
+            return
+        if isinstance(event, GenerationFailed):
+            await self._end_generation(generation, "error", generation.message.content,
+                                       generation.message.reasoning, None, note=f"⚠ {event.message}")
+            return
+        update = event.event
+        if isinstance(update, Started):
+            self.status_bar.set_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")
+        elif isinstance(update, BlockCommitted):
+            if update.stop_reason != "flush":  # a flush only carries text held back at the end
+                generation.committed_block = update.block
+                generation.generated_tokens += len(update.token_ids)
+            if not generation.detached:
+                await generation.message.add_block(update.content_delta, update.reasoning_delta)
+        elif isinstance(update, Finished):
+            status = "cancelled" if update.finish_reason == "cancelled" else "complete"
+            stats = update.stats
+            await self._end_generation(generation, status, update.content, update.reasoning, {
+                "finish_reason": update.finish_reason,
+                "tokens_per_s": round(stats.tokens_per_s, 3),
+                "generated_tokens": stats.generated_tokens,
+                "steps_per_block": list(stats.steps_per_block),
+                "total_s": round(stats.total_s, 3),
+            })
+            if not generation.detached:
+                steps = sum(stats.steps_per_block)
+                blocks = len(stats.steps_per_block)
+                self.status_bar.set_activity(
+                    f"{stats.tokens_per_s:.1f} tok/s │ {steps} steps, {blocks} block{'s' * (blocks != 1)} │ "
+                    f"{stats.total_s:.1f} s │ {update.finish_reason}"
+                )
+
+    async def _end_generation(self, generation: Generation, status: str, content: str, reasoning: str,
+                              stats: dict | None, note: str = "") -> None:
+        self.generation = None
+        self._frame_timer.pause()
+        self.refresh_bindings()
+        try:
+            self.app.store.add_message(generation.conversation_id, "assistant", content, reasoning=reasoning,
+                                       status=status, stats=stats)
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+        if generation.detached:
+            return
+        generation.message.finish(status, note)
+        if status == "error":
+            self.status_bar.set_activity("generation failed")
+            return
+        self.history.append({"role": "assistant", "content": content})
+        if content:
+            self.last_answer = content
+
+    def action_cancel_generation(self) -> None:
+        if self.generation is not None:
+            self.app.engine_worker.cancel()
+            self.status_bar.set_activity("cancelling…")
+
+    # ---- conversations --------------------------------------------------------------------------------
+
+    async def show_conversation(self, conversation_id: int | None) -> None:
+        """Replace the transcript with a saved conversation (None: a new, empty one)."""
+        if self.generation is not None:
+            # The answer keeps being saved to its own conversation; it just is not shown any more.
+            self.generation.detached = True
+            self.app.engine_worker.cancel()
+        await self.transcript.remove_children()
+        self.attachments.clear()
+        self.history, self.last_answer = [], ""
+        self.conversation_id = conversation_id
+        if conversation_id is None:
+            self.title = "New conversation"
+            self.think = self.app.config.think
+            await self.transcript.mount(Static(WELCOME, id="welcome", markup=False))
+            self.prompt.set_history([])
+        else:
+            conversation = self.app.store.get(conversation_id)
+            self.title = conversation.title
+            self.think = conversation.think
+            widgets = []
+            for message in conversation.messages:
+                if message.role == "user":
+                    widgets.append(UserMessage(message.content, [Path(path).name for path in message.images]))
+                elif message.role == "assistant":
+                    note = "⚠ the answer failed" if message.status == "error" else ""
+                    widgets.append(AssistantMessage(message.content, message.reasoning, message.status, note))
+                if message.status != "error":
+                    self.history.append({"role": message.role, "content": message.content})
+                if message.role == "assistant" and message.content:
+                    self.last_answer = message.content
+            await self.transcript.mount_all(widgets)
+            self.prompt.set_history([m.content for m in conversation.messages if m.role == "user"])
+            self.transcript.scroll_end(animate=False)
+        self.status_bar.set_thinking(self.think)
+        self.prompt.focus()
+
+    def conversation_renamed(self, conversation_id: int, title: str) -> None:
+        if conversation_id == self.conversation_id:
+            self.title = title
+
+    async def conversation_deleted(self, conversation_id: int) -> None:
+        if conversation_id == self.conversation_id:
+            await self.show_conversation(None)
+
+    async def action_new_conversation(self) -> None:
+        await self.show_conversation(None)
+
+    def action_toggle_thinking(self) -> None:
+        self.think = not self.think
+        if self.conversation_id is not None:
+            try:
+                self.app.store.set_setting(self.conversation_id, "think", self.think)
+            except StoreError as exc:
+                self.notify(str(exc), severity="error")
+        self.status_bar.set_thinking(self.think)
+        self.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
+
+    # ---- attachments ----------------------------------------------------------------------------------
+
+    def action_attach_image(self) -> None:
+        self.app.push_screen(
+            TextPromptScreen("Attach an image", placeholder="path to a PNG, JPEG, WebP, … file",
+                             suggester=PathSuggester(), hint="→ completes the path · Enter attaches · Esc cancels"),
+            lambda path: self.attach(path) if path else None,
+        )
+
+    def attach(self, path: str) -> bool:
+        """Check and attach an image; every refusal is one notice and nothing is attached."""
+        if not path:
+            self.notify("Give a path: /image PATH", severity="warning")
+            return False
+        model = self.app.model
+        if model is not None and not model.supports_images:
+            self.notify(f"{model.name} is text-only and cannot read images.", severity="error")
+            return False
+        try:
+            attachment = inspect_attachment(path)
+        except InputError as exc:
+            self.notify(str(exc), severity="error")
+            return False
+        if not self.attachments.add(attachment):
+            self.notify(f"{attachment.name} is already attached.")
+        return True
+
+    # ---- copying --------------------------------------------------------------------------------------
+
+    def action_copy_answer(self) -> None:
+        if not self.last_answer:
+            self.notify("There is no answer to copy yet.")
+            return
+        self.app.copy_to_clipboard(self.last_answer)
+        self.notify("Copied the last answer to the clipboard.")
+
+
+def _title_from(text: str, length: int = 60) -> str:
+    line = " ".join(text.split())
+    return line if len(line) <= length else line[: length - 1] + "…"

@@ -1,0 +1,163 @@
+"""Saved conversations: open, search (full text), rename, delete and export to Markdown."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from textual import on
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Input, OptionList, Static
+from textual.widgets.option_list import Option
+
+from tui.store import ConversationStore, StoreError
+
+from .dialogs import ConfirmScreen, TextPromptScreen
+
+
+def export_file_name(title: str, conversation_id: int) -> str:
+    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or "conversation"
+    return f"{slug}-{conversation_id}.md"
+
+
+class ConversationsScreen(ModalScreen[int | None]):
+    """Dismisses with the id of the conversation to open, or None."""
+
+    BINDINGS = [
+        Binding("escape", "dismiss(None)", "Close"),
+        Binding("ctrl+r", "rename", "Rename"),
+        Binding("ctrl+d", "delete", "Delete"),
+        Binding("ctrl+e", "export", "Export"),
+    ]
+
+    class Renamed(Message):
+        def __init__(self, conversation_id: int, title: str):
+            super().__init__()
+            self.conversation_id, self.title = conversation_id, title
+
+    class Deleted(Message):
+        def __init__(self, conversation_id: int):
+            super().__init__()
+            self.conversation_id = conversation_id
+
+    def __init__(self, store: ConversationStore, focus_search: bool = False):
+        super().__init__(classes="dialog-screen")
+        self.store = store
+        self.focus_search = focus_search
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="conversations"):
+            yield Static("Conversations", classes="dialog-title")
+            yield Input(placeholder="Search all messages and titles…", id="conversation-search")
+            yield OptionList(id="conversation-list")
+            yield Static("Enter open · ctrl+r rename · ctrl+d delete · ctrl+e export · Esc close",
+                         classes="dialog-hint")
+
+    def on_mount(self) -> None:
+        self.refresh_list()
+        if self.focus_search:
+            self.query_one("#conversation-search").focus()
+        else:
+            self.query_one(OptionList).focus()
+
+    def refresh_list(self) -> None:
+        query = self.query_one("#conversation-search", Input).value.strip()
+        try:
+            if query:
+                options, seen = [], set()
+                for hit in self.store.search(query):
+                    if hit.conversation_id not in seen:
+                        seen.add(hit.conversation_id)
+                        options.append(Option(f"{hit.conversation_title}\n  {hit.snippet}", id=str(hit.conversation_id)))
+            else:
+                options = [
+                    Option(f"{c.title}\n  {c.model} · {c.message_count} messages · {c.updated_at:%Y-%m-%d %H:%M}",
+                           id=str(c.id))
+                    for c in self.store.list()
+                ]
+        except StoreError as exc:
+            self.notify(str(exc), severity="error")
+            options = []
+        option_list = self.query_one(OptionList)
+        option_list.set_options(options)
+        if options:
+            option_list.highlighted = 0
+        else:
+            option_list.add_option(Option("No matching conversations." if query else "No saved conversations yet.",
+                                          disabled=True))
+
+    @on(Input.Changed, "#conversation-search")
+    def _search_changed(self, event: Input.Changed) -> None:
+        event.stop()
+        self.refresh_list()
+
+    @on(Input.Submitted, "#conversation-search")
+    def _search_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self.query_one(OptionList).focus()
+
+    @on(OptionList.OptionSelected)
+    def _opened(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.dismiss(int(event.option.id))
+
+    def _highlighted_id(self) -> int | None:
+        option_list = self.query_one(OptionList)
+        if option_list.highlighted is None:
+            return None
+        option = option_list.get_option_at_index(option_list.highlighted)
+        return int(option.id) if option.id is not None else None
+
+    def action_rename(self) -> None:
+        conversation_id = self._highlighted_id()
+        if conversation_id is not None:
+            self.app.push_screen(
+                TextPromptScreen("Rename conversation", self.store.get(conversation_id).title),
+                lambda title: self._rename(conversation_id, title),
+            )
+
+    def _rename(self, conversation_id: int, title: str | None) -> None:
+        if title:
+            self.store.rename(conversation_id, title)
+            self.post_message(self.Renamed(conversation_id, title))
+            self.refresh_list()
+
+    def action_delete(self) -> None:
+        conversation_id = self._highlighted_id()
+        if conversation_id is not None:
+            title = self.store.get(conversation_id).title
+            self.app.push_screen(ConfirmScreen(f"Delete “{title}”? This cannot be undone.", "Delete"),
+                                 lambda yes: self._delete(conversation_id, yes))
+
+    def _delete(self, conversation_id: int, confirmed: bool) -> None:
+        if confirmed:
+            self.store.delete(conversation_id)
+            self.post_message(self.Deleted(conversation_id))
+            self.refresh_list()
+
+    def action_export(self) -> None:
+        conversation_id = self._highlighted_id()
+        if conversation_id is not None:
+            export_conversation(self, self.store, conversation_id)
+
+
+def export_conversation(screen, store: ConversationStore, conversation_id: int) -> None:
+    """Ask where to write the conversation as Markdown (default: the current folder), then write it."""
+    default = Path.cwd() / export_file_name(store.get(conversation_id).title, conversation_id)
+
+    def write(target: str | None) -> None:
+        if not target:
+            return
+        path = Path(target).expanduser()
+        try:
+            path.write_text(store.export_markdown(conversation_id), encoding="utf-8")
+        except (OSError, StoreError) as exc:
+            screen.notify(f"Export failed: {exc}", severity="error")
+            return
+        screen.notify(f"Exported to {path}")
+
+    screen.app.push_screen(TextPromptScreen("Export to Markdown file", str(default)), write)

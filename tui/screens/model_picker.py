@@ -1,0 +1,185 @@
+"""Choosing a model: the bundled demo, checkpoints already in the Hugging Face cache, or any folder / Hub id.
+
+The picker only asks; the app loads (on the engine thread) and reports back through `show_progress`,
+`show_error` and, once the model is ready, by closing the picker.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual import on, work
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message
+from textual.screen import ModalScreen
+from textual.widgets import Button, Input, OptionList, ProgressBar, Static
+from textual.widgets.option_list import Option
+
+from engine.loader import FAMILIES
+
+from ..widgets.prompt import PathSuggester
+
+DEMO_CHECKPOINT = Path(__file__).resolve().parent.parent / "demo" / "diffusion-gemma-tiny"
+
+
+@dataclass(frozen=True)
+class ModelChoice:
+    ref: str         # what engine.load takes: a folder or a Hub id
+    title: str
+    detail: str
+
+
+def bundled_demo() -> ModelChoice:
+    return ModelChoice(str(DEMO_CHECKPOINT), "diffusion-gemma-tiny (bundled demo)",
+                       "DiffusionGemma · random weights, works offline · output is gibberish")
+
+
+def cached_checkpoints(cache_dir: str | Path | None = None) -> list[ModelChoice]:
+    """Models in the Hugging Face cache whose config.json names a family diffusion-chat runs.
+
+    The newest snapshot of each repository decides; unreadable entries are skipped."""
+    from huggingface_hub import scan_cache_dir
+    from huggingface_hub.errors import CacheNotFound
+
+    try:
+        cache = scan_cache_dir(cache_dir)
+    except (CacheNotFound, OSError):
+        return []
+    choices = []
+    for repo in sorted(cache.repos, key=lambda r: r.repo_id.lower()):
+        if repo.repo_type != "model" or not repo.revisions:
+            continue
+        newest = max(repo.revisions, key=lambda revision: revision.last_modified)
+        family = _model_type(newest.snapshot_path / "config.json")
+        if family in FAMILIES:
+            choices.append(ModelChoice(repo.repo_id, repo.repo_id, f"{FAMILIES[family][2]} · {repo.size_on_disk_str}"))
+    return choices
+
+
+def _model_type(config_path: Path) -> str | None:
+    try:
+        return json.loads(config_path.read_text(encoding="utf-8")).get("model_type")
+    except (OSError, ValueError, AttributeError):
+        return None
+
+
+class ModelPickerScreen(ModalScreen[None]):
+    BINDINGS = [Binding("escape", "cancel", "Cancel / close")]
+
+    class LoadRequested(Message):
+        def __init__(self, ref: str):
+            super().__init__()
+            self.ref = ref
+
+    class CancelRequested(Message):
+        """Stop the download / load in progress."""
+
+    def __init__(self, message: str = ""):
+        super().__init__(classes="dialog-screen")
+        self.initial_message = message
+        self.loading = False
+        self.choices: list[ModelChoice] = [bundled_demo()]
+
+    def compose(self) -> ComposeResult:
+        with Vertical(classes="dialog", id="model-picker"):
+            yield Static("Choose a model", classes="dialog-title")
+            yield OptionList(*self._options(), id="model-choices")
+            yield Static("Scanning the Hugging Face cache…", id="cache-status", classes="dialog-hint")
+            yield Input(placeholder="…or a checkpoint folder / Hugging Face id (org/name)", id="model-ref",
+                        suggester=PathSuggester())
+            with Horizontal(classes="dialog-buttons"):
+                yield Button("Load", variant="primary", id="load")
+                yield Button("Cancel", id="cancel")
+            progress = ProgressBar(id="load-progress", show_eta=False)
+            progress.display = False
+            yield progress
+            yield Static(self.initial_message, id="load-status", markup=False)
+
+    def on_mount(self) -> None:
+        self.query_one(OptionList).focus()
+        self._scan_cache()
+
+    def _options(self) -> list[Option]:
+        return [Option(f"{choice.title}\n  {choice.detail}", id=str(index)) for index, choice in enumerate(self.choices)]
+
+    @work(thread=True, exclusive=True)
+    def _scan_cache(self) -> None:
+        # Scanning touches every file of every cached repo: off the UI thread.
+        found = cached_checkpoints()
+        self.app.call_from_thread(self._show_cached, found)
+
+    def _show_cached(self, found: list[ModelChoice]) -> None:
+        self.choices = [bundled_demo(), *found]
+        option_list = self.query_one(OptionList)
+        highlighted = option_list.highlighted
+        option_list.set_options(self._options())
+        option_list.highlighted = highlighted
+        self.query_one("#cache-status", Static).update(
+            f"{len(found)} supported checkpoint(s) in the Hugging Face cache" if found
+            else "No supported checkpoints in the Hugging Face cache."
+        )
+
+    @on(OptionList.OptionSelected, "#model-choices")
+    def _choice_selected(self, event: OptionList.OptionSelected) -> None:
+        event.stop()
+        self.request_load(self.choices[int(event.option.id)].ref)
+
+    @on(Input.Submitted, "#model-ref")
+    def _ref_submitted(self, event: Input.Submitted) -> None:
+        event.stop()
+        self._load_typed()
+
+    @on(Button.Pressed, "#load")
+    def _load_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self._load_typed()
+
+    @on(Button.Pressed, "#cancel")
+    def _cancel_pressed(self, event: Button.Pressed) -> None:
+        event.stop()
+        self.action_cancel()
+
+    def _load_typed(self) -> None:
+        ref = self.query_one("#model-ref", Input).value.strip()
+        if ref:
+            self.request_load(ref)
+        else:
+            self.show_error("Type a checkpoint folder or a Hugging Face id, or pick one above.")
+
+    def request_load(self, ref: str) -> None:
+        if self.loading:
+            return
+        self.loading = True
+        self.query_one("#load", Button).disabled = True
+        progress = self.query_one(ProgressBar)
+        progress.update(total=None, progress=0)
+        progress.display = True
+        self._status(f"Loading {ref}… (Esc cancels)")
+        self.post_message(self.LoadRequested(ref))
+
+    def show_progress(self, done: int, total: int | None, description: str) -> None:
+        self.query_one(ProgressBar).update(total=total, progress=done)
+        size = f"{done / 2**20:.1f} MiB" + (f" of {total / 2**20:.1f} MiB" if total else "")
+        self._status(f"Downloading {description}: {size} (Esc cancels)")
+
+    def show_error(self, message: str) -> None:
+        self.loading = False
+        self.query_one("#load", Button).disabled = False
+        self.query_one(ProgressBar).display = False
+        self._status(message)
+        self.query_one("#load-status").add_class("-error")
+
+    def _status(self, text: str) -> None:
+        status = self.query_one("#load-status", Static)
+        status.remove_class("-error")
+        status.update(text)
+
+    def action_cancel(self) -> None:
+        if self.loading:
+            self.post_message(self.CancelRequested())
+        else:
+            self.dismiss(None)

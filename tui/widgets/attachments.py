@@ -1,0 +1,78 @@
+"""Image attachments waiting to be sent, shown as removable chips (name, file size, pixel size)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from textual.containers import Horizontal
+from textual.widgets import Button
+
+from engine.images import inspect_image
+
+
+@dataclass(frozen=True)
+class Attachment:
+    path: str
+    name: str
+    bytes: int
+    width: int
+    height: int
+
+    @property
+    def label(self) -> str:
+        return f"{self.name} · {human_size(self.bytes)} · {self.width}×{self.height}"
+
+
+def inspect_attachment(path: str) -> Attachment:
+    """Check an image file and describe it; raises engine.InputError (one line) for anything unusable.
+
+    Pillow only, no MLX: safe to call on the UI thread."""
+    resolved = Path(path).expanduser()
+    info = inspect_image(resolved)
+    return Attachment(str(resolved.resolve()), info.name, info.bytes, info.width, info.height)
+
+
+def human_size(size: int) -> str:
+    if size < 1024:
+        return f"{size} B"
+    value = size / 1024
+    for unit in ("KB", "MB"):
+        if value < 1024:
+            return f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{value:.1f} GB"
+
+
+class AttachmentChip(Button):
+    def __init__(self, attachment: Attachment):
+        super().__init__(f"{attachment.label}  ✕", classes="attachment-chip", compact=True)
+        self.attachment = attachment
+        self.tooltip = f"Remove {attachment.name}"
+
+
+class AttachmentBar(Horizontal):
+    """The pending attachments; pressing a chip removes it."""
+
+    @property
+    def attachments(self) -> list[Attachment]:
+        return [chip.attachment for chip in self.query(AttachmentChip)]
+
+    def add(self, attachment: Attachment) -> bool:
+        """Add a chip unless the same file is already attached; True when added."""
+        if any(a.path == attachment.path for a in self.attachments):
+            return False
+        self.mount(AttachmentChip(attachment))
+        self.display = True
+        return True
+
+    def clear(self) -> None:
+        self.remove_children()
+        self.display = False
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        if isinstance(event.button, AttachmentChip):
+            event.stop()
+            chip = event.button
+            self.display = any(other is not chip for other in self.query(AttachmentChip))
+            chip.remove()

@@ -1,0 +1,98 @@
+"""Transcript entries: a user turn, and an assistant turn with its thinking pane and live canvas."""
+
+from __future__ import annotations
+
+from textual.app import ComposeResult
+from textual.containers import Vertical
+from textual.widgets import Collapsible, Markdown, Static
+
+from engine.events import Step
+
+from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
+
+
+class UserMessage(Vertical):
+    def __init__(self, content: str, image_labels: list[str] | tuple[str, ...] = ()):
+        super().__init__(classes="message user-message")
+        self.content = content
+        self.image_labels = list(image_labels)
+
+    def compose(self) -> ComposeResult:
+        yield Static("You", classes="role")
+        yield Static(self.content, markup=False, classes="user-text")
+        if self.image_labels:
+            yield Static("  ".join(f"🖼 {label}" for label in self.image_labels), markup=False, classes="user-images")
+
+
+class AssistantMessage(Vertical):
+    """An answer: committed text lands here block by block; while a block denoises, the canvas below shows it.
+
+    Reasoning goes into a collapsible pane above the answer, open while it streams and collapsed as soon
+    as the answer starts.
+    """
+
+    def __init__(self, content: str = "", reasoning: str = "", status: str = "complete", note: str = ""):
+        status_class = {"cancelled": " -cancelled", "error": " -error"}.get(status, "")
+        super().__init__(classes="message assistant-message" + status_class)
+        self.content = content
+        self.reasoning = reasoning
+        self.status = status
+        self._note = note
+
+    def compose(self) -> ComposeResult:
+        yield Static("Assistant", classes="role")
+        with Collapsible(title="Thinking", collapsed=bool(self.content), id="thinking") as thinking:
+            yield Markdown(self.reasoning, id="reasoning")
+        thinking.display = bool(self.reasoning)
+        yield Markdown(self.content, id="answer")
+        canvas = DenoisingCanvas(id="canvas")
+        canvas.display = False
+        yield canvas
+        note = Static(self._note or _status_note(self.status), markup=False, id="note")
+        note.display = bool(note.content)
+        yield note
+
+    @property
+    def canvas(self) -> DenoisingCanvas:
+        return self.query_one(DenoisingCanvas)
+
+    @property
+    def thinking(self) -> Collapsible:
+        return self.query_one("#thinking", Collapsible)
+
+    def show_frame(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
+        self.canvas.show(step, token_texts, mode, total_blocks)
+
+    async def add_block(self, content_delta: str, reasoning_delta: str) -> None:
+        """Append one committed block; clears the canvas (its block is now text)."""
+        self.canvas.clear()
+        if reasoning_delta:
+            self.reasoning += reasoning_delta
+            thinking = self.thinking
+            thinking.display = True
+            if not self.content:
+                thinking.collapsed = False
+            await self.query_one("#reasoning", Markdown).append(reasoning_delta)
+        if content_delta:
+            if not self.content:
+                self.thinking.collapsed = True
+            self.content += content_delta
+            await self.query_one("#answer", Markdown).append(content_delta)
+
+    def finish(self, status: str, note: str = "") -> None:
+        """End of generation: 'complete', 'cancelled' (committed blocks stay) or 'error' with its message."""
+        self.canvas.clear()
+        self.status = status
+        self.thinking.collapsed = bool(self.content) or not self.reasoning
+        text = note or _status_note(status)
+        note_widget = self.query_one("#note", Static)
+        note_widget.update(text)
+        note_widget.display = bool(text)
+        self.set_class(status == "cancelled", "-cancelled")
+        self.set_class(status == "error", "-error")
+
+
+def _status_note(status: str) -> str:
+    if status == "cancelled":
+        return "⏹ cancelled: the blocks committed before Esc are kept"
+    return ""
