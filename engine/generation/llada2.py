@@ -143,8 +143,10 @@ def select_transfer(confidence: np.ndarray, quota: int, threshold: float) -> np.
 # ---- the loop -------------------------------------------------------------------------------------------------
 
 def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=None, session=None,
-             pixel_values=None) -> Iterator:
-    """Check the request now (bad input raises here, before any event), then return the event stream."""
+             pixel_values=None, token_type_ids=None) -> Iterator:
+    """Check the request now (bad input raises here, before any event), then return the event stream.
+
+    `token_type_ids` comes with `pixel_values` only; both are refused."""
     if pixel_values is not None:
         raise InputError("LLaDA-2 reads text only; it cannot take images")
     network = model.network

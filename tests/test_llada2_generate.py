@@ -1,0 +1,389 @@
+"""LLaDA-2 generation: sampler maths, teacher-forced steps and whole trajectories against the official
+LLaDA2.0 generate() (tests/fixtures/hf/llada2) and mlx-vlm (tests/fixtures/golden/*/trace_default), events,
+bad input, cancellation and session reuse."""
+
+import json
+import threading
+from types import SimpleNamespace
+
+import mlx.core as mx
+import numpy as np
+import pytest
+from conftest import CHECKPOINTS, FIXTURES, GOLDEN
+
+import engine
+from engine.errors import InputError, SettingsError
+from engine.events import BlockCommitted, Finished, Started, Step
+from engine.generation import llada2
+from engine.generation.llada2 import (
+    propose,
+    resolve_settings,
+    select_transfer,
+    threshold_schedule,
+    top_k_filter,
+    top_p_filter,
+    transfer_schedule,
+)
+
+HF = FIXTURES / "hf" / "llada2"
+UNITS = np.load(FIXTURES / "units" / "sampler_units.npz")
+MASK, EOS = 495, 492
+TRACES = [
+    "greedy_p0",
+    "greedy_p0_steps8",       # quota 4 per step: the top-n fallback
+    "greedy_p1",
+    "greedy_p2",
+    "sample_p0_t0.8_seed0",
+    "sample_p1_t1.0_topk20_topp0.9_seed1",
+]
+
+
+@pytest.fixture(scope="module")
+def model():
+    return engine.load(CHECKPOINTS / "llada2")
+
+
+def _trace(run):
+    return json.loads((HF / f"trace_{run}.json").read_text()), np.load(HF / f"trace_{run}.npz")
+
+
+def _settings(kwargs) -> engine.Settings:
+    return engine.Settings(
+        max_tokens=kwargs["gen_length"], block_length=kwargs["block_length"], max_denoising_steps=kwargs["steps"],
+        diffusion_threshold=kwargs["threshold"], temp=kwargs["temperature"], top_k=kwargs.get("top_k"),
+        top_p=kwargs.get("top_p"),
+    )
+
+
+class ReplayDraws:
+    """Hands out the reference's recorded torch.multinomial draws instead of sampling."""
+
+    def __init__(self, npz):
+        self.npz = npz
+        self.calls = []
+
+    def categorical(self, logits, *, block, step):
+        self.calls.append((block, step, logits.shape))
+        return mx.array(self.npz[f"b{block}_draws"][step])
+
+    def tokens(self, shape, *, block, step):
+        raise AssertionError("LLaDA-2 never draws noise tokens")
+
+
+def _run(model, prompt_ids, settings, **kwargs):
+    return list(engine.generate(model, prompt_ids=prompt_ids, settings=settings, **kwargs))
+
+
+def _steps(events):
+    return [e for e in events if isinstance(e, Step)]
+
+
+# ---- sampler maths ------------------------------------------------------------------------------------------
+
+def test_transfer_schedule():
+    assert transfer_schedule(32, 32) == [1] * 32
+    assert transfer_schedule(32, 8) == [4] * 8
+    assert transfer_schedule(10, 5) == [2] * 5
+    assert transfer_schedule(7, 3) == [3, 2, 2]
+    assert transfer_schedule(32, 20) == [2] * 12 + [1] * 8
+    for run in TRACES:
+        meta, npz = _trace(run)
+        assert transfer_schedule(32, meta["effective_steps"]) == npz["num_transfer_schedule"].tolist()
+
+
+def test_threshold_schedule():
+    assert threshold_schedule(0.9, 0.5, 3) == pytest.approx([0.9, 0.7, 0.5])
+    assert threshold_schedule(0.95, 0.95, 4) == pytest.approx([0.95] * 4)
+    assert threshold_schedule(0.8, 0.2, 1) == [0.8]
+    assert threshold_schedule(1.0, 0.0, 5)[2] == pytest.approx(0.5)
+
+
+def test_select_transfer_rules():
+    inf = -np.inf
+    # above threshold (strict) when that reaches the quota; masked-out positions never
+    assert select_transfer(np.array([0.97, 0.5, inf, 0.96]), 1, 0.95).tolist() == [True, False, False, True]
+    assert select_transfer(np.array([0.95, 0.5, 0.2]), 1, 0.95).tolist() == [True, False, False]  # fallback
+    # fewer above than the quota: the quota's most confident, ties to the lowest index
+    assert select_transfer(np.array([0.96, 0.3, 0.5, 0.5, inf]), 3, 0.95).tolist() == [True, False, True, True, False]
+    # never more than the masked positions; nothing masked -> nothing
+    assert select_transfer(np.array([0.1, inf, inf]), 4, 0.95).tolist() == [True, False, False]
+    assert not select_transfer(np.array([inf, inf]), 1, 0.95).any()
+
+
+def test_reveal_order_with_fixed_confidences():
+    confidence = np.array([0.95, 0.80, 0.99, 0.70])
+    masked = np.ones(4, bool)
+    order = []
+    for quota in transfer_schedule(4, 4):
+        transfer = select_transfer(np.where(masked, confidence, -np.inf), quota, 0.9)
+        if not transfer.any():
+            break
+        order.append(np.flatnonzero(transfer).tolist())
+        masked &= ~transfer
+    assert order == [[0, 2], [1], [3]]
+
+
+def test_top_k_and_top_p_match_reference_helpers():
+    logits = mx.array(UNITS["llada_logits"])
+    for ours, theirs in ((top_k_filter(logits, 4), UNITS["llada_top_k4"]), (top_p_filter(logits, 0.7), UNITS["llada_top_p0.7"])):
+        ours = np.array(ours)
+        kept = theirs > -1e30  # the reference fills with the lowest float, we with -inf
+        np.testing.assert_array_equal(np.isfinite(ours), kept)
+        np.testing.assert_array_equal(ours[kept], theirs[kept])
+    assert (np.isfinite(np.array(top_k_filter(logits, 4))).sum(-1) == 4).all()
+    assert np.array_equal(np.array(top_p_filter(logits, None)), UNITS["llada_logits"])
+
+
+def test_greedy_proposal_matches_reference_helper():
+    settings = resolve_settings(engine.Settings(temp=0.0, top_k=3), {})
+    x0, p = propose(mx.array(UNITS["llada_logits"]), settings, None, 0, 0)
+    np.testing.assert_array_equal(np.array(x0), UNITS["llada_greedy_x0"])
+    np.testing.assert_allclose(np.array(p), UNITS["llada_greedy_p"], atol=1e-6)
+
+
+def test_resolve_settings_defaults_and_clamps():
+    s = resolve_settings(engine.Settings(), {})
+    assert (s.block_length, s.steps, s.threshold, s.threshold_end, s.temp, s.max_tokens) == (32, 32, 0.95, 0.95, 0.0, 256)
+    assert resolve_settings(engine.Settings(), {"max_new_tokens": 100}).max_tokens == 100
+    # steps beyond the block length are clamped to it; steps beyond max_tokens to max_tokens (official cap)
+    assert resolve_settings(engine.Settings(max_denoising_steps=100, block_length=16), {}).steps == 16
+    assert resolve_settings(engine.Settings(max_tokens=8), {}).steps == 8
+    assert resolve_settings(engine.Settings(top_p=1.0, top_k=0), {}).top_p is None
+
+
+# ---- teacher-forced steps vs the official generate() -----------------------------------------------------------
+
+@pytest.mark.parametrize("run", TRACES)
+def test_teacher_forced_steps_match_official(model, run):
+    meta, npz = _trace(run)
+    net = model.network
+    settings = resolve_settings(_settings(meta["generate_kwargs"]), {})
+    draws = ReplayDraws(npz)
+    prompt = meta["input_ids"]
+    cache = net.prefill(mx.array([prompt[: len(prompt) // 32 * 32]], dtype=mx.int32))
+    quotas = transfer_schedule(32, settings.steps)
+    for b, steps in enumerate(meta["steps_per_block"]):
+        prompt_positions = meta["blocks"][b]["prompt_positions_in_block"]
+        for s in range(steps):
+            block_in = npz[f"b{b}_block_in"][s]
+            logits = net.block_logits(mx.array(block_in[None]), cache)[0]
+            x0, p = propose(logits, settings, draws, b, s)
+            x0, p = np.array(x0), np.array(p)
+            clear = npz[f"b{b}_top1_margin"][s] > 1e-3
+            np.testing.assert_array_equal(x0[clear], npz[f"b{b}_x0"][s][clear])
+            np.testing.assert_allclose(p, npz[f"b{b}_x0_p"][s], atol=1e-4)
+            masked = (block_in == MASK) & (np.arange(32) >= prompt_positions)
+            transfer = select_transfer(np.where(masked, p, -np.inf), quotas[s], settings.threshold)
+            np.testing.assert_array_equal(transfer, npz[f"b{b}_transfer"][s])
+        net.commit_block(mx.array(npz[f"b{b}_committed"][None]), cache)
+
+
+# ---- whole trajectories -----------------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("run", TRACES)
+def test_trajectory_matches_official_token_for_token(model, run):
+    meta, npz = _trace(run)
+    randomness = ReplayDraws(npz)
+    events = _run(model, meta["input_ids"], _settings(meta["generate_kwargs"]), randomness=randomness)
+    finished = events[-1]
+    assert list(finished.token_ids) == meta["generated_ids"]
+    assert list(finished.stats.steps_per_block) == meta["steps_per_block"]
+    assert finished.finish_reason == "length"
+    for step in _steps(events):
+        np.testing.assert_array_equal(step.canvas, npz[f"b{step.block}_block_out"][step.step])
+        np.testing.assert_array_equal(step.canvas != MASK, step.accepted)
+    committed = [e for e in events if isinstance(e, BlockCommitted) and e.stop_reason != "flush"]
+    for b, event in enumerate(committed):
+        assert list(event.committed) == npz[f"b{b}_committed"].tolist()
+    # sampled runs draw exactly once per step, for the whole block
+    sampled = meta["generate_kwargs"]["temperature"] > 0
+    assert len(randomness.calls) == (sum(meta["steps_per_block"]) if sampled else 0)
+    assert all(shape == (32, 512) for _, _, shape in randomness.calls)
+
+
+@pytest.mark.parametrize("variant", ["llada2", "llada2_mlx_fp32", "llada2_mlx_4bit"])
+def test_defaults_reproduce_mlx_vlm_trace(variant):
+    # With the defaults (block 32, steps 32, greedy, 0.95) mlx-vlm and the official loop agree.
+    meta = json.loads((GOLDEN / variant / "trace_default.json").read_text())
+    npz = np.load(GOLDEN / variant / "trace_default.npz")
+    events = _run(engine.load(CHECKPOINTS / variant), meta["input_ids"], engine.Settings(max_tokens=meta["max_tokens"]))
+    assert list(events[-1].token_ids) == meta["generated_token_ids"]
+    assert list(events[-1].stats.steps_per_block) == meta["steps_per_block"]
+    for step in _steps(events):
+        transfer = step.accepted & (npz[f"b{step.block}_block_in"][step.step] == MASK)
+        np.testing.assert_array_equal(transfer, npz[f"b{step.block}_transfer"][step.step])
+        np.testing.assert_array_equal(step.candidates, npz[f"b{step.block}_x0"][step.step])
+
+
+@pytest.mark.parametrize("max_tokens", [8, 20])
+@pytest.mark.parametrize("steps", [None, 1, 3])
+def test_blocks_never_committed_with_masks(model, max_tokens, steps):
+    prompt = _trace("greedy_p1")[0]["input_ids"]
+    events = _run(model, prompt, engine.Settings(max_tokens=max_tokens, max_denoising_steps=steps))
+    committed = [e for e in events if isinstance(e, BlockCommitted)]
+    assert committed and all(MASK not in e.committed and len(e.committed) == 32 for e in committed)
+    finished = events[-1]
+    assert len(finished.token_ids) == max_tokens and MASK not in finished.token_ids
+    limit = min(steps or 32, max_tokens)
+    assert all(step.max_steps == limit for step in _steps(events))
+    assert all(n <= limit for n in finished.stats.steps_per_block)
+
+
+def test_threshold_schedule_drives_each_step(model):
+    prompt = _trace("greedy_p0")[0]["input_ids"]
+    settings = engine.Settings(max_tokens=40, diffusion_threshold=1.0, diffusion_threshold_end=0.3, max_denoising_steps=16)
+    events = _run(model, prompt, settings)
+    thresholds = threshold_schedule(1.0, 0.3, 16)
+    quotas = transfer_schedule(32, 16)
+    previous = {}
+    for step in _steps(events):
+        before = previous.get(step.block, np.arange(32) < step.prompt_positions)
+        confidence = np.where(before, -np.inf, step.scores)
+        expected = select_transfer(confidence, quotas[step.step], thresholds[step.step])
+        np.testing.assert_array_equal(step.accepted & ~before, expected)
+        previous[step.block] = step.accepted
+    # a constant threshold nothing can clear commits exactly the quota per step
+    strict = _run(model, prompt, settings.replace(diffusion_threshold_end=1.0))
+    assert all(step.newly_accepted == 2 for step in _steps(strict))
+    assert sum(events[-1].stats.steps_per_block) < sum(strict[-1].stats.steps_per_block)
+
+
+# ---- events --------------------------------------------------------------------------------------------------
+
+def test_event_stream_shape(model):
+    meta, npz = _trace("greedy_p0")
+    events = _run(model, meta["input_ids"], engine.Settings(max_tokens=40))
+    started, finished = events[0], events[-1]
+    assert isinstance(started, Started) and isinstance(finished, Finished)
+    assert (started.prompt_tokens, started.encoded_tokens, started.block_length) == (50, 50, 32)
+    first = _steps(events)[0]
+    assert first.prompt_positions == 18 and first.accepted[:18].all()
+    assert first.noise_is_mask and first.score_kind == "confidence" and first.temperature == 0.0
+    assert first.canvas.dtype == np.int32 and first.scores.dtype == np.float32
+    assert first.newly_accepted == int(npz["b0_transfer"][0].sum())
+    masked = npz["b0_block_in"][0] == MASK
+    np.testing.assert_allclose(first.scores[masked], npz["b0_x0_p"][0][masked], atol=1e-4)
+    assert (first.scores[~masked] == 1.0).all()
+    second = _steps(events)[1]
+    # a committed position keeps the confidence it was committed with
+    newly = first.accepted & ~(np.arange(32) < 18)
+    np.testing.assert_array_equal(second.scores[newly], first.scores[newly])
+    blocks = [e for e in events if isinstance(e, BlockCommitted)]
+    per_block = {}
+    for step in _steps(events):
+        per_block[step.block] = per_block.get(step.block, 0) + step.newly_accepted
+    assert per_block == {0: 14, 1: 32}  # every masked position of each block, once
+    assert sum(len(b.token_ids) for b in blocks) == 40 == finished.stats.generated_tokens
+    assert finished.content == "".join(b.content_delta for b in blocks)
+    assert finished.content == model.tokenizer.decode(finished.token_ids).strip()
+    assert finished.stats.work_tokens == 32 * sum(finished.stats.steps_per_block)
+
+
+# ---- EOS ------------------------------------------------------------------------------------------------------
+
+class ScriptedNetwork:
+    """Greedy picks token 7 everywhere (confidently), EOS at one absolute position."""
+
+    vocab_size, mask_token_id, eos_token_ids = 512, MASK, (EOS,)
+
+    def __init__(self, eos_at):
+        self.eos_at = eos_at
+        self.forwards = 0
+
+    def make_cache(self, block_length):
+        return SimpleNamespace(offset=0)
+
+    def prefill(self, ids, cache, block_length):
+        cache.offset += ids.shape[1]
+
+    def block_logits(self, block_ids, cache):
+        self.forwards += 1
+        logits = np.zeros((1, block_ids.shape[1], self.vocab_size), np.float32)
+        logits[..., 7] = 12.0
+        positions = cache.offset + np.arange(block_ids.shape[1])
+        logits[0, positions == self.eos_at, EOS] = 20.0
+        return mx.array(logits)
+
+    def commit_block(self, ids, cache):
+        cache.offset += ids.shape[1]
+
+
+def _scripted(model, eos_at):
+    return SimpleNamespace(network=ScriptedNetwork(eos_at), generation_config={}, tokenizer=model.tokenizer,
+                           generation_module=llada2)
+
+
+def test_eos_stops_after_its_block_and_is_kept(model):
+    scripted = _scripted(model, eos_at=10 + 13)  # prompt 10 -> the EOS is generated token 14, in block 1
+    events = _run(scripted, list(range(10)), engine.Settings(max_tokens=100, block_length=8))
+    finished = events[-1]
+    assert finished.finish_reason == "stop"
+    assert list(finished.token_ids) == [7] * 13 + [EOS]
+    assert len(finished.stats.steps_per_block) == 2  # no block after the one holding the EOS
+    assert scripted.network.forwards == 2
+
+
+def test_eos_beyond_max_tokens_is_not_emitted(model):
+    events = _run(_scripted(model, eos_at=10 + 13), list(range(10)), engine.Settings(max_tokens=12, block_length=8))
+    assert events[-1].finish_reason == "length" and list(events[-1].token_ids) == [7] * 12
+
+
+# ---- bad input ------------------------------------------------------------------------------------------------
+
+def test_bad_settings_and_input(model):
+    with pytest.raises(SettingsError, match="block-length"):
+        engine.Settings(block_length=0).validated()
+    with pytest.raises(SettingsError):
+        engine.generate(model, prompt_ids=[1, 2], settings=engine.Settings(block_length=0))
+    with pytest.raises(InputError, match="images|image"):
+        engine.generate(model, messages=[{"role": "user", "content": "hi"}], images=["x.png"])
+    # raised when called, before any event
+    with pytest.raises(InputError, match="text only"):
+        llada2.generate(model, prompt_ids=[1, 2], settings=engine.Settings(), randomness=None, cancel=None,
+                        session=None, pixel_values=[mx.zeros((3, 8, 8))])
+    with pytest.raises(InputError, match="prompt ids"):
+        engine.generate(model, prompt_ids=[1, 600], settings=engine.Settings())
+
+
+def test_steps_above_block_length_are_clamped(model):
+    prompt = _trace("greedy_p1")[0]["input_ids"]
+    clamped = _run(model, prompt, engine.Settings(max_tokens=30, block_length=16, max_denoising_steps=500))
+    exact = _run(model, prompt, engine.Settings(max_tokens=30, block_length=16, max_denoising_steps=16))
+    assert {s.max_steps for s in _steps(clamped)} == {16}
+    assert clamped[-1].token_ids == exact[-1].token_ids
+    assert clamped[-1].stats.steps_per_block == exact[-1].stats.steps_per_block
+
+
+# ---- cancel and session ------------------------------------------------------------------------------------------
+
+def test_cancel_keeps_committed_blocks(model):
+    meta, _ = _trace("greedy_p0")
+    cancel = threading.Event()
+    events = []
+    for event in engine.generate(model, prompt_ids=meta["input_ids"], settings=engine.Settings(max_tokens=80),
+                                 cancel=cancel):
+        events.append(event)
+        if isinstance(event, Step) and event.block == 1 and event.step == 2:
+            cancel.set()
+    finished = events[-1]
+    assert finished.finish_reason == "cancelled"
+    assert list(finished.token_ids) == meta["generated_ids"][:14]  # block 0's generated part only
+    assert not [s for s in _steps(events) if s.block == 1 and s.step > 2]
+
+
+def test_session_reuses_whole_cached_blocks(model):
+    meta, _ = _trace("greedy_p0")
+    session = engine.Session()
+    first = _run(model, meta["input_ids"], engine.Settings(max_tokens=40), session=session)
+    # the cache holds the prompt's whole blocks and every finished block
+    assert session.family == "llada2_moe" and session.cache.offset == len(session.ids) == 96
+    assert session.ids[:50] == meta["input_ids"] and session.ids[50:90] == list(first[-1].token_ids)
+    follow_up = meta["input_ids"] + list(first[-1].token_ids) + [498, 496, 39, 52, 44]
+    reused = _run(model, follow_up, engine.Settings(max_tokens=40), session=session)
+    fresh = _run(model, follow_up, engine.Settings(max_tokens=40))
+    assert reused[0].encoded_tokens == len(follow_up) - 64  # two whole blocks served from the cache
+    assert reused[-1].token_ids == fresh[-1].token_ids
+    # keys depend on the block length: another block length starts over
+    other = _run(model, follow_up, engine.Settings(max_tokens=16, block_length=16), session=session)
+    assert other[0].encoded_tokens == len(follow_up)
+    assert other[-1].token_ids == _run(model, follow_up, engine.Settings(max_tokens=16, block_length=16))[-1].token_ids
