@@ -10,7 +10,8 @@ cut just after the first EOS.
 Deliberate differences from the official code, none of which changes a trajectory:
 * execution with a prefix KV cache (one block forward per step plus one commit forward per block) instead of
   recomputing the whole window, as mlx-vlm does — mathematically the same block-causal attention;
-* `steps` is clamped to the block length: steps beyond it would have an empty quota and cannot add a commit;
+* `steps` is clamped to the block length: every one of the first block-length steps commits at least one
+  position, so a block is full before any further step could run;
 * temperature 0 is greedy even when top-k / top-p are set (the official code then samples at T = 1);
 * an optional linear threshold schedule (`diffusion_threshold` -> `diffusion_threshold_end` over a block's
   steps, as mlx-vlm offers); constant by default.
@@ -27,13 +28,15 @@ import numpy as np
 
 from ..errors import InputError
 from ..events import BlockCommitted, Finished, Started, Step
-from ..models.llada2_moe import BlockCache
+from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH, BlockCache
 from ..randomness import SeededRandomness
 from ..settings import Settings
 from ..text import TextAssembler
 from .common import Clock, emit_block, is_cancelled, stop_ids
 
 FAMILY = "llada2_moe"
+DEFAULT_STEPS = 32
+DEFAULT_THRESHOLD = 0.95
 
 
 @dataclass(frozen=True)
@@ -58,12 +61,13 @@ def _first(*values):
 def resolve_settings(settings: Settings, generation_config: dict) -> LLaDA2Settings:
     """None -> the official defaults: block 32, steps 32, threshold 0.95, greedy; max_tokens from the
     checkpoint's generation_config (max_new_tokens), else 256."""
-    block_length = int(_first(settings.block_length, 32))
+    block_length = int(_first(settings.block_length, DEFAULT_BLOCK_LENGTH))
     max_tokens = int(_first(settings.max_tokens, (generation_config or {}).get("max_new_tokens"), 256))
-    # The official loop caps steps at gen_length (its quota then commits several tokens per step); more steps
-    # than the block has positions would only add steps with an empty quota, so they are clamped as well.
-    steps = min(int(_first(settings.max_denoising_steps, 32)), block_length, max_tokens)
-    threshold = float(_first(settings.diffusion_threshold, 0.95))
+    # The official loop caps steps at gen_length (its quota then commits several tokens per step). Steps beyond
+    # the block length would never run (the first block-length steps commit at least one position each), so
+    # they are clamped too, and Step.max_steps shows the real bound.
+    steps = min(int(_first(settings.max_denoising_steps, DEFAULT_STEPS)), block_length, max_tokens)
+    threshold = float(_first(settings.diffusion_threshold, DEFAULT_THRESHOLD))
     return LLaDA2Settings(
         max_tokens=max_tokens,
         block_length=block_length,
