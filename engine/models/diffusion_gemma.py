@@ -26,7 +26,9 @@ import mlx.core as mx
 import mlx.nn as nn
 
 from ..errors import CheckpointError, InputError
+from ..images import ImageProcessor
 from .cache import LayerKV, PrefixCache
+from .gemma4_vision import VISION_PREFIXES, MultimodalEmbedder, VisionConfig, VisionTower, keep_vision_weight
 from .layers import RMSNorm, SwitchLinear, gather_sort, gelu_tanh, scatter_unsort
 
 SLIDING = "sliding_attention"
@@ -410,9 +412,13 @@ class Encoder(nn.Module):
     def __init__(self, config: ModelConfig):
         super().__init__()
         self.language_model = EncoderLanguageModel(config.text_config.num_hidden_layers)
-        # Set by the vision tower integration (engine/models/gemma4_vision.py); text-only until then.
         self.vision_tower = None
         self.embed_vision = None
+        if config.vision_config is not None:
+            vision = VisionConfig.from_dict(config.vision_config)
+            self.vision_tower = VisionTower(vision)
+            self.embed_vision = MultimodalEmbedder(vision.hidden_size, config.text_config.hidden_size,
+                                                   vision.rms_norm_eps)
 
 
 class Backbone(nn.Module):
@@ -428,8 +434,6 @@ class Backbone(nn.Module):
 
 _PER_EXPERT = re.compile(r"^(?P<prefix>.*\.experts)\.(?P<expert>\d+)\.(?P<proj>gate_proj|up_proj|down_proj)\.(?P<kind>\w+)$")
 _SPLIT_EXPERTS = re.compile(r"^(?P<prefix>.*\.experts)\.(?P<proj>gate_proj|up_proj)(?P<suffix>(\.\w+)?)$")
-_VISION_PREFIXES = ("model.encoder.vision_tower.", "model.encoder.embed_vision.")
-_CLIP_SUFFIXES = (".input_min", ".input_max", ".output_min", ".output_max")
 
 
 class Network(nn.Module):
@@ -468,38 +472,78 @@ class Network(nn.Module):
                 continue  # tied to embed_tokens / recomputed
             if name.startswith("model.encoder.language_model.") and not name.endswith(".layer_scalar"):
                 continue  # the encoder's text weights are tied to the decoder's
-            if name.startswith(_VISION_PREFIXES):
-                if not self.has_vision or (name.endswith(_CLIP_SUFFIXES) and not self._clipped_vision):
-                    continue
+            if name.startswith(VISION_PREFIXES) and not keep_vision_weight(name, self._vision_config):
+                continue  # no tower (text-only config), or clip bounds of unclipped linears
             if name.endswith((".experts.gate_up_proj", ".experts.down_proj")):
                 name += ".weight"
             out[name] = value
         return out
 
     @property
-    def _clipped_vision(self) -> bool:
-        return bool((self.config.vision_config or {}).get("use_clipped_linears", False))
+    def _vision_config(self) -> VisionConfig | None:
+        return self.model.encoder.vision_tower.config if self.has_vision else None
 
     # -- encoder -----------------------------------------------------------------------------------
 
-    def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None, pixel_values: mx.array | None = None,
+    def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None, pixel_values=None,
                 token_type_ids: mx.array | None = None) -> PrefixCache:
-        """Encode a prompt (or the new part of one) into the prefix cache and return the cache."""
-        if pixel_values is not None and not self.has_vision:
-            raise InputError("this checkpoint has no vision tower; it cannot take images")
+        """Encode a prompt (or the new part of one) into the prefix cache and return the cache.
+
+        `pixel_values`: one [3, H, W] array per image whose soft tokens are in `input_ids`, in prompt
+        order (images already in the cache are not passed again). `token_type_ids` [1, T] marks the soft
+        tokens with 1; each image's run of soft tokens attends bidirectionally within itself."""
         cache = PrefixCache(len(self.layers)) if cache is None else cache
         input_ids = _checked_ids(input_ids, self.vocab_size)
+        if token_type_ids is not None:
+            token_type_ids = mx.array(token_type_ids).reshape(-1)
+            if token_type_ids.size != input_ids.size:
+                raise InputError(f"token_type_ids has {token_type_ids.size} entries for {input_ids.size} tokens")
         media_runs = None
         if token_type_ids is not None and self.config.text_config.use_bidirectional_attention == "vision":
-            if mx.array(token_type_ids).size != input_ids.size:
-                raise InputError(f"token_type_ids has {mx.array(token_type_ids).size} entries for {input_ids.size} tokens")
             media_runs = image_run_mask(token_type_ids)
-        self._encode(self._embed_prompt(input_ids), cache, media_runs)
+        self._encode(self.prompt_embeddings(input_ids, pixel_values, token_type_ids), cache, media_runs)
         return cache
 
+    def prompt_embeddings(self, input_ids: mx.array, pixel_values=None, token_type_ids: mx.array | None = None) -> mx.array:
+        """Encoder input [1, T, H]: scaled token embeddings (placeholders as pad), with the image features,
+        unscaled, in place of the image soft tokens (those with token type 1, else the image token id)."""
+        input_ids = _checked_ids(input_ids, self.vocab_size)
+        h = self._embed_prompt(input_ids)
+        if token_type_ids is None:
+            slots = input_ids[0] == (-1 if self.config.image_token_id is None else self.config.image_token_id)
+        else:
+            slots = mx.array(token_type_ids).reshape(-1) == 1
+        wanted = int(slots.sum().item())
+        if pixel_values is None:
+            if wanted and token_type_ids is not None:
+                raise InputError(f"the prompt has {wanted} image tokens but no image was given")
+            return h
+        features = self.image_features(pixel_values)
+        if features.shape[0] != wanted:
+            raise InputError(f"the prompt has {wanted} image tokens but the images give {features.shape[0]}")
+        # The i-th image slot takes the i-th feature row (features are concatenated in prompt order).
+        row = mx.maximum(mx.cumsum(slots.astype(mx.int32)) - 1, 0)
+        return mx.where(slots[None, :, None], features.astype(h.dtype)[row][None], h)
+
+    def image_features(self, pixel_values) -> mx.array:
+        """float32 [soft tokens, hidden] for one [3, H, W] image or a list of them (concatenated in order):
+        the vision tower, then the multimodal embedder into the text hidden size."""
+        if not self.has_vision:
+            raise InputError("this checkpoint has no vision tower; it cannot take images")
+        images = [pixel_values] if getattr(pixel_values, "ndim", None) == 3 else list(pixel_values)
+        if not images:
+            raise InputError("no image pixels were given")
+        encoder = self.model.encoder
+        features = [encoder.embed_vision(encoder.vision_tower(mx.array(image))) for image in images]
+        return mx.concatenate(features).astype(mx.float32)
+
     def commit(self, canvas_ids: mx.array, cache: PrefixCache) -> PrefixCache:
-        """Append a finished block to the cache (causal encoder pass, no media overlay)."""
-        self._encode(self._embed_prompt(_checked_ids(canvas_ids, self.vocab_size)), cache, None)
+        """Append a finished block to the cache (causal encoder pass, no media overlay).
+
+        The block's ids are embedded as they are: the official implementation maps media placeholders to
+        pad only where vision features replace them, and a generated `<|image|>` id has none (checked by
+        the official argmax-proposal trace, whose block 1 contains one)."""
+        self._encode(self._embed(_checked_ids(canvas_ids, self.vocab_size)), cache, None)
         return cache
 
     def _embed_prompt(self, input_ids: mx.array) -> mx.array:
@@ -579,6 +623,16 @@ class Network(nn.Module):
         rows = self.model.decoder.embed_tokens(ids)
         # The sqrt(H) scale is applied in float32 and the result cast back to the model dtype.
         return (rows.astype(mx.float32) * self.embed_scale).astype(rows.dtype)
+
+
+def make_processor(path, config: ModelConfig, tokenizer=None) -> ImageProcessor | None:
+    """The image processor (engine.images) when the checkpoint has a vision tower, else None.
+
+    The image/boi/eoi token ids come from config.json; `tokenizer` is not needed (the loader passes it
+    to every family)."""
+    if config.vision_config is None:
+        return None
+    return ImageProcessor.from_checkpoint(path, config)
 
 
 def _checked_ids(ids: Any, vocab_size: int) -> mx.array:
