@@ -46,6 +46,9 @@ class Tokenizer:
             i for name in ("pad_token", "bos_token", "mask_token", "unk_token")
             if (tok := special.get(name)) and (i := backend.token_to_id(tok)) is not None
         }
+        # A LLaDA-2 turn ends with <|role_end|> before <|endoftext|>; it is markup, never text.
+        if (role_end := backend.token_to_id("<|role_end|>")) is not None:
+            self.hidden_ids.add(role_end)
         self.eos_ids = {
             i for name in ("eos_token", "eot_token")
             if (tok := special.get(name)) and (i := backend.token_to_id(tok)) is not None
