@@ -506,16 +506,18 @@ class Network(nn.Module):
 
     def prompt_embeddings(self, input_ids: mx.array, pixel_values=None, token_type_ids: mx.array | None = None) -> mx.array:
         """Encoder input [1, T, H]: scaled token embeddings (placeholders as pad), with the image features,
-        unscaled, in place of the image soft tokens (those with token type 1, else the image token id)."""
+        unscaled, in place of the image soft tokens (token type 1, or the image token id without types)."""
         input_ids = _checked_ids(input_ids, self.vocab_size)
         h = self._embed_prompt(input_ids)
-        if token_type_ids is None:
-            slots = input_ids[0] == (-1 if self.config.image_token_id is None else self.config.image_token_id)
-        else:
+        if token_type_ids is not None:
             slots = mx.array(token_type_ids).reshape(-1) == 1
+        elif pixel_values is not None and self.config.image_token_id is not None:
+            slots = input_ids[0] == self.config.image_token_id
+        else:
+            return h
         wanted = int(slots.sum().item())
         if pixel_values is None:
-            if wanted and token_type_ids is not None:
+            if wanted:
                 raise InputError(f"the prompt has {wanted} image tokens but no image was given")
             return h
         features = self.image_features(pixel_values)
