@@ -8,7 +8,7 @@ from typing import Iterable, Sequence
 
 import mlx.core as mx
 
-from ..events import Stats
+from ..events import BlockCommitted, Finished, Stats
 
 
 def as_id_set(value) -> set[int]:
@@ -69,3 +69,29 @@ class Clock:
 
 def is_cancelled(cancel) -> bool:
     return cancel is not None and cancel.is_set()
+
+
+def first_set(*values):
+    """The first value that is not None (a setting, then the checkpoint's value, then the default)."""
+    return next((v for v in values if v is not None), None)
+
+
+def cancelled_block(block: int, steps: int) -> BlockCommitted:
+    return BlockCommitted(block=block, token_ids=(), committed=(), content_delta="", reasoning_delta="",
+                          steps=steps, stop_reason="cancelled")
+
+
+def closing_events(text, block: int, finish_reason: str, emitted: Sequence[int], clock: Clock,
+                   steps_per_block: Sequence[int], block_lengths: Sequence[int], prompt_tokens: int):
+    """Flush text held back for a possible marker, then the one `Finished` event."""
+    content_delta, reasoning_delta = text.finish()
+    if content_delta or reasoning_delta:
+        yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta=content_delta,
+                             reasoning_delta=reasoning_delta, steps=0, stop_reason="flush")
+    yield Finished(
+        finish_reason=finish_reason,
+        token_ids=tuple(emitted),
+        content=text.content,
+        reasoning=text.reasoning,
+        stats=clock.stats(steps_per_block, block_lengths, prompt_tokens, len(emitted)),
+    )

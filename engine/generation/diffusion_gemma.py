@@ -23,11 +23,11 @@ import mlx.core as mx
 import numpy as np
 
 from ..errors import InputError
-from ..events import BlockCommitted, Finished, Started, Step
+from ..events import BlockCommitted, Started, Step
 from ..randomness import SeededRandomness
 from ..settings import Settings
 from ..text import TextAssembler
-from .common import Clock, emit_block, is_cancelled, stop_ids
+from .common import Clock, cancelled_block, closing_events, emit_block, first_set, is_cancelled, stop_ids
 
 FAMILY = "diffusion_gemma"
 
@@ -58,10 +58,6 @@ class DiffusionSettings:
         return min(self.max_canvas, max(remaining, self.min_canvas))
 
 
-def _first(*values):
-    return next((v for v in values if v is not None), None)
-
-
 def resolve_settings(settings: Settings, generation_config: dict, canvas_length: int) -> DiffusionSettings:
     """Settings left as None take the checkpoint's generation_config (any of its known spellings), then the
     reference defaults (48 steps, bound 0.1, t 0.4..0.8, stability 1, confidence 0.005, 256 tokens)."""
@@ -71,23 +67,23 @@ def resolve_settings(settings: Settings, generation_config: dict, canvas_length:
     stopping = g.get("diffusion_stopping_config") or g.get("stopping_config") or {}
     max_canvas = min(canvas_length, settings.diffusion_max_canvas_length or canvas_length)
     resolved = DiffusionSettings(
-        max_tokens=int(_first(settings.max_tokens, g.get("max_new_tokens"), 256)),
-        steps=int(_first(settings.max_denoising_steps, g.get("max_denoising_steps"), 48)),
+        max_tokens=int(first_set(settings.max_tokens, g.get("max_new_tokens"), 256)),
+        steps=int(first_set(settings.max_denoising_steps, g.get("max_denoising_steps"), 48)),
         sampler=settings.diffusion_sampler or "entropy-bound",
-        entropy_bound=float(_first(settings.entropy_bound, sampler_cfg.get("entropy_bound"), 0.1)),
-        threshold=float(_first(settings.diffusion_threshold, 0.9)),
-        t_min=float(_first(settings.t_min, g.get("t_min"), schedule.get("t_min"), 0.4)),
-        t_max=float(_first(settings.t_max, g.get("t_max"), schedule.get("t_max"), 0.8)),
-        stability_threshold=int(_first(settings.stability_threshold, g.get("stability_threshold"),
+        entropy_bound=float(first_set(settings.entropy_bound, sampler_cfg.get("entropy_bound"), 0.1)),
+        threshold=float(first_set(settings.diffusion_threshold, 0.9)),
+        t_min=float(first_set(settings.t_min, g.get("t_min"), schedule.get("t_min"), 0.4)),
+        t_max=float(first_set(settings.t_max, g.get("t_max"), schedule.get("t_max"), 0.8)),
+        stability_threshold=int(first_set(settings.stability_threshold, g.get("stability_threshold"),
                                        stopping.get("stability_threshold"), 1)),
-        confidence_threshold=float(_first(settings.confidence_threshold, g.get("confidence_threshold"),
+        confidence_threshold=float(first_set(settings.confidence_threshold, g.get("confidence_threshold"),
                                           stopping.get("confidence_threshold"), 0.005)),
-        temp=float(_first(settings.temp, 1.0)),
+        temp=float(first_set(settings.temp, 1.0)),
         canvas_length=canvas_length,
         min_canvas=min(max_canvas, settings.diffusion_min_canvas_length or 64),
         max_canvas=max_canvas,
         full_canvas=bool(settings.diffusion_full_canvas),
-        seed=int(_first(settings.seed, 0)),
+        seed=int(first_set(settings.seed, 0)),
     )
     if not resolved.t_max > resolved.t_min:
         raise InputError(f"t_max ({resolved.t_max}) must be greater than t_min ({resolved.t_min})")
@@ -192,8 +188,8 @@ def _image_runs(token_type_ids) -> list[tuple[int, int]]:
 
 def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=None, session=None,
              pixel_values=None, token_type_ids=None) -> Iterator:
+    """Check the request now (bad input raises here, before any event), then return the event stream."""
     network = model.network
-    config = model.config
     s = resolve_settings(settings, model.generation_config, network.canvas_length)
     if pixel_values is not None and not model.supports_images:
         raise InputError("this checkpoint has no vision tower; it cannot take images")
@@ -201,8 +197,14 @@ def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=N
     if any(not 0 <= t < vocab for t in prompt_ids):
         raise InputError(f"prompt ids must be in [0, {vocab})")
     rng = randomness if randomness is not None else SeededRandomness(s.seed, vocab)
-    stops = stop_ids(getattr(config, "eos_token_id", None), model.generation_config.get("eos_token_id"),
+    stops = stop_ids(model.config.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
+    return _generate(model, list(prompt_ids), s, rng, stops, cancel, session, pixel_values, token_type_ids)
+
+
+def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, session, pixel_values,
+              token_type_ids) -> Iterator:
+    network = model.network
     text = TextAssembler(model.tokenizer)
     clock = Clock()
 
@@ -227,8 +229,7 @@ def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=N
         lengths.append(length)
         if stop_reason == "cancelled":
             finish_reason = "cancelled"
-            yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta="", reasoning_delta="",
-                                 steps=steps, stop_reason=stop_reason)
+            yield cancelled_block(block, steps)
             break
         tokens, finish_reason = emit_block(committed, stops, s.max_tokens - len(emitted))
         emitted += tokens
@@ -248,17 +249,7 @@ def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=N
             encoded_ids += tail
         mx.eval(cache.arrays())
         session.cache, session.ids, session.family = cache, encoded_ids, FAMILY
-    content_delta, reasoning_delta = text.finish()
-    if content_delta or reasoning_delta:
-        yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta=content_delta,
-                             reasoning_delta=reasoning_delta, steps=0, stop_reason="flush")
-    yield Finished(
-        finish_reason=finish_reason,
-        token_ids=tuple(emitted),
-        content=text.content,
-        reasoning=text.reasoning,
-        stats=clock.stats(steps_per_block, lengths, len(prompt_ids), len(emitted)),
-    )
+    yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
 
 
 def _denoise_block(network, cache, rng, s: DiffusionSettings, block: int, length: int, cancel):

@@ -27,12 +27,12 @@ import mlx.core as mx
 import numpy as np
 
 from ..errors import InputError
-from ..events import BlockCommitted, Finished, Started, Step
+from ..events import BlockCommitted, Started, Step
 from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH, BlockCache
 from ..randomness import SeededRandomness
 from ..settings import Settings
 from ..text import TextAssembler
-from .common import Clock, emit_block, is_cancelled, stop_ids
+from .common import Clock, cancelled_block, closing_events, emit_block, first_set, is_cancelled, stop_ids
 
 FAMILY = "llada2_moe"
 DEFAULT_STEPS = 32
@@ -54,30 +54,26 @@ class LLaDA2Settings:
     seed: int
 
 
-def _first(*values):
-    return next((v for v in values if v is not None), None)
-
-
 def resolve_settings(settings: Settings, generation_config: dict) -> LLaDA2Settings:
     """None -> the official defaults: block 32, steps 32, threshold 0.95, greedy; max_tokens from the
     checkpoint's generation_config (max_new_tokens), else 256."""
-    block_length = int(_first(settings.block_length, DEFAULT_BLOCK_LENGTH))
-    max_tokens = int(_first(settings.max_tokens, (generation_config or {}).get("max_new_tokens"), 256))
+    block_length = int(first_set(settings.block_length, DEFAULT_BLOCK_LENGTH))
+    max_tokens = int(first_set(settings.max_tokens, (generation_config or {}).get("max_new_tokens"), 256))
     # The official loop caps steps at gen_length (its quota then commits several tokens per step). Steps beyond
     # the block length would never run (the first block-length steps commit at least one position each), so
     # they are clamped too, and Step.max_steps shows the real bound.
-    steps = min(int(_first(settings.max_denoising_steps, DEFAULT_STEPS)), block_length, max_tokens)
-    threshold = float(_first(settings.diffusion_threshold, DEFAULT_THRESHOLD))
+    steps = min(int(first_set(settings.max_denoising_steps, DEFAULT_STEPS)), block_length, max_tokens)
+    threshold = float(first_set(settings.diffusion_threshold, DEFAULT_THRESHOLD))
     return LLaDA2Settings(
         max_tokens=max_tokens,
         block_length=block_length,
         steps=steps,
         threshold=threshold,
-        threshold_end=float(_first(settings.diffusion_threshold_end, threshold)),
-        temp=float(_first(settings.temp, 0.0)),
+        threshold_end=float(first_set(settings.diffusion_threshold_end, threshold)),
+        temp=float(first_set(settings.temp, 0.0)),
         top_k=settings.top_k or None,
         top_p=settings.top_p if settings.top_p is not None and settings.top_p < 1.0 else None,
-        seed=int(_first(settings.seed, 0)),
+        seed=int(first_set(settings.seed, 0)),
     )
 
 
@@ -205,8 +201,7 @@ def _generate(model, prompt_ids: list[int], s: LLaDA2Settings, rng, stops, cance
         steps_per_block.append(steps)
         if stop_reason == "cancelled":
             finish_reason = "cancelled"
-            yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta="", reasoning_delta="",
-                                 steps=steps, stop_reason=stop_reason)
+            yield cancelled_block(block, steps)
             break
         tokens, finish_reason = emit_block(committed[len(prompt_tail):], stops, s.max_tokens - len(emitted),
                                            include_stop=True)
@@ -223,17 +218,8 @@ def _generate(model, prompt_ids: list[int], s: LLaDA2Settings, rng, stops, cance
 
     if session is not None:
         session.cache, session.ids, session.family = cache, cached_ids, FAMILY
-    content_delta, reasoning_delta = text.finish()
-    if content_delta or reasoning_delta:
-        yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta=content_delta,
-                             reasoning_delta=reasoning_delta, steps=0, stop_reason="flush")
-    yield Finished(
-        finish_reason=finish_reason,
-        token_ids=tuple(emitted),
-        content=text.content,
-        reasoning=text.reasoning,
-        stats=clock.stats(steps_per_block, [s.block_length] * len(steps_per_block), len(prompt_ids), len(emitted)),
-    )
+    yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block,
+                              [s.block_length] * len(steps_per_block), len(prompt_ids))
 
 
 def _denoise_block(network, cache, rng, s: LLaDA2Settings, block: int, prompt_tail: list[int], cancel):
