@@ -10,9 +10,13 @@ import mlx.core as mx
 import numpy as np
 import pytest
 from mlx.utils import tree_flatten
+from PIL import Image
 
+import engine
 from engine.errors import InputError
-from engine.images import ImageProcessor
+from engine.events import Finished, Started
+from engine.images import ImageProcessor, image_runs
+from engine.models.diffusion_gemma import encoder_mask, image_run_mask, make_processor
 from engine.models.gemma4_vision import (
     VISION_PREFIXES,
     MultimodalEmbedder,
@@ -197,3 +201,173 @@ def test_keep_vision_weight_drops_clip_scalars_unless_clipping():
     assert keep_vision_weight(weight, plain) and keep_vision_weight(name, clipped)
     assert not keep_vision_weight(name, plain)
     assert not keep_vision_weight(weight, None)   # text-only checkpoint
+
+
+# --- integration: the DiffusionGemma network with its vision tower ------------------------------------
+
+IMAGE = GOLDEN / "image.png"
+DESCRIBE = [{"role": "user", "content": "Describe this image."}]
+
+
+@pytest.fixture(scope="module")
+def vision_network(load_network):
+    return load_network("dg_vision")[1]
+
+
+@pytest.fixture(scope="module")
+def vision_model():
+    return engine.load(CHECKPOINT)
+
+
+def _prefill_golden(network, golden):
+    return network.prefill(mx.array(golden["input_ids"][None]), None, [mx.array(golden["pixel_values"])],
+                           mx.array(golden["mm_token_type_ids"][None]))
+
+
+def test_network_has_a_tower_only_when_configured(load_network, vision_network):
+    _, text_only = load_network("dg_text")
+    assert vision_network.has_vision and not text_only.has_vision
+    names = {k for k, _ in tree_flatten(vision_network.parameters())}
+    assert TOWER_PREFIX + "patch_embedder.position_embedding_table" in names
+    assert EMBEDDER_PREFIX + "embedding_projection.weight" in names
+    assert not any(n.startswith(VISION_PREFIXES) for n, _ in tree_flatten(text_only.parameters()))
+
+
+def test_sanitize_keeps_tower_weights_and_drops_clip_bounds_or_all_vision(load_network, vision_network):
+    _, text_only = load_network("dg_text")
+    weight = TOWER_PREFIX + "encoder.layers.0.mlp.up_proj.linear.weight"
+    clip = TOWER_PREFIX + "encoder.layers.0.mlp.up_proj.output_max"
+    projection = EMBEDDER_PREFIX + "embedding_projection.weight"
+    weights = {weight: mx.zeros((64, 32)), clip: mx.array(1.0), projection: mx.zeros((64, 32))}
+    assert set(vision_network.sanitize(weights)) == {weight, projection}
+    assert text_only.sanitize(weights) == {}
+
+
+def test_network_image_features_match_reference(vision_network, golden):
+    features = vision_network.image_features(mx.array(golden["pixel_values"]))
+    assert features.dtype == mx.float32
+    _close(features, golden["image_features"])
+
+
+def test_prompt_embeddings_replace_soft_tokens_unscaled(vision_network, golden):
+    embeddings = vision_network.prompt_embeddings(mx.array(golden["input_ids"][None]), [mx.array(golden["pixel_values"])],
+                                                  mx.array(golden["mm_token_type_ids"][None]))
+    _close(embeddings[0], golden["inputs_embeds"])
+
+
+def test_encoder_masks_match_reference(golden, checkpoint):
+    config, _ = checkpoint
+    runs = image_run_mask(mx.array(golden["mm_token_type_ids"]))
+    length = golden["input_ids"].shape[0]
+    window = config["text_config"]["sliding_window"]
+    full = np.array(encoder_mask(0, length, 0, None, runs))
+    sliding = np.array(encoder_mask(0, length, 0, window, runs))
+    np.testing.assert_array_equal(full, golden["encoder_mask_full_attention"])
+    np.testing.assert_array_equal(sliding, golden["encoder_mask_sliding_attention"])
+    # the image run is wider than the window: its tokens still see the whole image
+    assert sliding[69, 7] and not sliding[75, 7]
+
+
+def test_prefill_with_image_matches_reference_cache_and_logits(vision_network, golden):
+    cache = _prefill_golden(vision_network, golden)
+    for i in range(len(cache)):
+        np.testing.assert_allclose(np.array(cache[i].keys[0]), golden[f"fwd_kv_layer{i}_keys"], atol=1e-4)
+        np.testing.assert_allclose(np.array(cache[i].values[0]), golden[f"fwd_kv_layer{i}_values"], atol=1e-4)
+    canvas = mx.array(golden["fwd_canvas_ids"][None])
+    np.testing.assert_allclose(np.array(vision_network.denoise(canvas, cache)[0]), golden["fwd_logits_nosc"], atol=1e-3)
+    conditioned = vision_network.denoise(canvas, cache, mx.array(golden["fwd_sc_signal"][None]))
+    np.testing.assert_allclose(np.array(conditioned[0]), golden["fwd_logits_sc"], atol=1e-3)
+
+
+def test_prefill_refuses_image_token_count_mismatch(vision_network, golden):
+    ids = mx.array(golden["input_ids"][None])
+    with pytest.raises(InputError, match="63 image tokens but the images give 126"):
+        vision_network.prefill(ids, None, [mx.array(golden["pixel_values"])] * 2, mx.array(golden["mm_token_type_ids"][None]))
+
+
+def test_make_processor_only_for_vision_checkpoints(load_network, vision_network):
+    text_config, _ = load_network("dg_text")
+    processor = make_processor(CHECKPOINT, vision_network.config, None)
+    assert isinstance(processor, ImageProcessor) and processor.max_soft_tokens == 70
+    assert make_processor(FIXTURES / "checkpoints" / "dg_text", text_config, None) is None
+
+
+def test_several_images_of_any_aspect_ratio_in_one_prompt(tmp_path, vision_network):
+    """Two images of different shapes: each run gets its own features, and encoding the prompt in two
+    parts split between the images (what a follow-up turn does) gives the same cache as one pass."""
+    rng = np.random.default_rng(4)
+    paths = []
+    for name, size in (("wide.png", (300, 80)), ("tall.png", (90, 260))):
+        paths.append(tmp_path / name)
+        Image.fromarray(rng.integers(0, 255, (size[1], size[0], 3), dtype=np.uint8)).save(paths[-1])
+    processor = make_processor(CHECKPOINT, vision_network.config, None)
+    prompt = processor.prepare_prompt([2, 105, 507, 194, 488, 106, 105, 507, 191, 107], "", paths)
+    first, second = image_runs(prompt.token_type_ids)
+    assert prompt.image_tokens[0] != prompt.image_tokens[1]
+    ids, types = mx.array([prompt.ids]), mx.array([prompt.token_type_ids])
+
+    embeddings = vision_network.prompt_embeddings(ids, prompt.pixel_values, types)[0]
+    for (start, end), pixels in zip((first, second), prompt.pixel_values):
+        np.testing.assert_allclose(np.array(embeddings[start:end]), np.array(vision_network.image_features(pixels)),
+                                   atol=1e-6)
+
+    whole = vision_network.prefill(ids, None, prompt.pixel_values, types)
+    split = first[1] + 1  # after the first image's eoi
+    parts = vision_network.prefill(ids[:, :split], None, prompt.pixel_values[:1], types[:, :split])
+    parts = vision_network.prefill(ids[:, split:], parts, prompt.pixel_values[1:], types[:, split:])
+    for a, b in zip(whole, parts):
+        np.testing.assert_allclose(np.array(a.keys), np.array(b.keys), atol=1e-5)
+        np.testing.assert_allclose(np.array(a.values), np.array(b.values), atol=1e-5)
+
+
+class RecordedDraws:
+    """The reference run's random canvases, served by (block, step)."""
+
+    def __init__(self, npz: Path):
+        self.data = np.load(npz)
+
+    def tokens(self, shape, *, block, step):
+        row = self.data[f"b{block}_init_canvas"] if step == -1 else self.data[f"b{block}_renoise_draw"][step]
+        return mx.array(row.astype(np.int32)).reshape(shape)
+
+    def categorical(self, logits, *, block, step):
+        raise AssertionError("temperature 0 never samples proposals")
+
+
+def test_chat_with_an_image_replays_the_reference_generation(vision_model):
+    """engine.generate(messages, images=[...]) end to end: template, processor, tower, prefill with the
+    bidirectional image block, and mlx-vlm's entropy-bound run with the image (same draws, same tokens)."""
+    meta = json.loads((GOLDEN / "trace_entropy_bound.json").read_text())
+    events = list(engine.generate(vision_model, messages=DESCRIBE, images=[str(IMAGE)],
+                                  settings=engine.Settings(max_tokens=meta["max_tokens"], temp=0.0),
+                                  randomness=RecordedDraws(GOLDEN / "trace_entropy_bound.npz")))
+    assert isinstance(events[0], Started) and events[0].prompt_tokens == len(meta["input_ids"])
+    finished = events[-1]
+    assert isinstance(finished, Finished)
+    assert list(finished.token_ids) == meta["generated_token_ids"]
+    assert list(finished.stats.steps_per_block) == meta["steps_per_block"]
+
+
+def test_follow_up_turn_does_not_re_encode_earlier_images(vision_model, monkeypatch):
+    towers_run = []
+    original = VisionTower.__call__
+
+    def counting(self, pixel_values):
+        towers_run.append(tuple(pixel_values.shape))
+        return original(self, pixel_values)
+
+    monkeypatch.setattr(VisionTower, "__call__", counting)
+    settings = engine.Settings(max_tokens=8, max_denoising_steps=2)
+    session = engine.Session()
+    first = [{"role": "user", "content": [{"type": "image", "path": str(IMAGE)},
+                                          {"type": "text", "text": "Describe this image."}]}]
+    turn1 = list(engine.generate(vision_model, messages=first, settings=settings, session=session))
+    assert towers_run == [(3, 336, 432)]
+    second = first + [{"role": "assistant", "content": turn1[-1].content},
+                      {"role": "user", "content": "What else?"}]
+    reused = list(engine.generate(vision_model, messages=second, settings=settings, session=session))
+    assert towers_run == [(3, 336, 432)]            # the first image came from the cache
+    assert reused[0].encoded_tokens < reused[0].prompt_tokens - 63
+    fresh = list(engine.generate(vision_model, messages=second, settings=settings))
+    assert len(towers_run) == 2                       # a fresh prefill encodes it again ...
+    assert fresh[-1].token_ids == reused[-1].token_ids  # ... to the same answer

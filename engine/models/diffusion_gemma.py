@@ -509,18 +509,14 @@ class Network(nn.Module):
         unscaled, in place of the image soft tokens (token type 1, or the image token id without types)."""
         input_ids = _checked_ids(input_ids, self.vocab_size)
         h = self._embed_prompt(input_ids)
+        if pixel_values is None:
+            return h
         if token_type_ids is not None:
             slots = mx.array(token_type_ids).reshape(-1) == 1
-        elif pixel_values is not None and self.config.image_token_id is not None:
-            slots = input_ids[0] == self.config.image_token_id
         else:
-            return h
-        wanted = int(slots.sum().item())
-        if pixel_values is None:
-            if wanted:
-                raise InputError(f"the prompt has {wanted} image tokens but no image was given")
-            return h
+            slots = input_ids[0] == (-1 if self.config.image_token_id is None else self.config.image_token_id)
         features = self.image_features(pixel_values)
+        wanted = int(slots.sum().item())
         if features.shape[0] != wanted:
             raise InputError(f"the prompt has {wanted} image tokens but the images give {features.shape[0]}")
         # The i-th image slot takes the i-th feature row (features are concatenated in prompt order).
