@@ -102,10 +102,10 @@ class DiffusionChatApp(App):
         self.engine_worker = self._make_worker(lambda event: self.post_message(EngineMessage(event))).start()
         if self.config_error:
             self.notify(f"{self.config_error} — running on defaults; settings are not saved until it is fixed.",
-                        severity="error", timeout=20)
+                        severity="error", timeout=20, markup=False)
         if self.store_error:
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
-                        severity="error", timeout=20)
+                        severity="error", timeout=20, markup=False)
         await self.push_screen(ChatScreen(think=self.options.think or self.config.think))
         for path in self.options.images:
             self.chat.attach(path)
@@ -199,7 +199,7 @@ class DiffusionChatApp(App):
         try:
             config = self.config.with_sampler(family, settings)
         except ConfigError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return
         self._set_config(samplers=config.samplers)
 
@@ -214,7 +214,7 @@ class DiffusionChatApp(App):
         try:
             save_config(self.config, self.config_path)
         except ConfigError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
 
     def watch_theme(self, theme: str) -> None:
         if theme != self.config.theme:
@@ -222,7 +222,7 @@ class DiffusionChatApp(App):
 
     def action_canvas_mode(self, mode: str) -> None:
         self._set_config(canvas_mode=mode)
-        self.notify(f"The canvas shows {mode} for positions not yet accepted.")
+        self.notify(f"The canvas shows {mode} for positions not yet accepted.", markup=False)
 
     # ---- conversations --------------------------------------------------------------------------------
 
@@ -234,7 +234,7 @@ class DiffusionChatApp(App):
             try:
                 await self.chat.show_conversation(conversation_id)
             except StoreError as exc:
-                self.notify(str(exc), severity="error")
+                self.notify(str(exc), severity="error", markup=False)
 
     @on(ConversationsScreen.Renamed)
     def _renamed(self, message: ConversationsScreen.Renamed) -> None:
@@ -248,7 +248,7 @@ class DiffusionChatApp(App):
     def _current_conversation(self) -> int | None:
         conversation_id = self.chat.conversation_id
         if conversation_id is None:
-            self.notify("This conversation is not saved yet: send a message first.")
+            self.notify("This conversation is not saved yet: send a message first.", markup=False)
         return conversation_id
 
     def action_rename_conversation(self) -> None:

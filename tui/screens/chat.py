@@ -138,7 +138,7 @@ class ChatScreen(Screen):
         family = model.family if model else None
         await self.query_one(SamplerPanel).show_settings(family, self.app.settings_for(family) if family else Settings())
         if model and not model.supports_images and self.attachments.attachments:
-            self.notify(f"{model.name} is text-only: remove the image attachments before sending.", severity="warning")
+            self.notify(f"{model.name} is text-only: remove the image attachments before sending.", severity="warning", markup=False)
 
     def show_activity(self, text: str) -> None:
         self.status_bar.set_activity(text)
@@ -171,15 +171,15 @@ class ChatScreen(Screen):
         app = self.app
         model = app.model
         if self.generation is not None:
-            self.notify("An answer is still being written; Esc cancels it.", severity="warning")
+            self.notify("An answer is still being written; Esc cancels it.", severity="warning", markup=False)
             return False
         if model is None:
-            self.notify("No model is loaded: choose one with ctrl+l.", severity="warning")
+            self.notify("No model is loaded: choose one with ctrl+l.", severity="warning", markup=False)
             return False
         attachments = self.attachments.attachments
         if attachments and not model.supports_images:
             self.notify(f"{model.name} is text-only and cannot read images: remove the attachment chips first.",
-                        severity="error")
+                        severity="error", markup=False)
             return False
         images = [a.path for a in attachments]
         try:
@@ -189,7 +189,7 @@ class ChatScreen(Screen):
                 self.title = conversation.title
             app.store.add_message(self.conversation_id, "user", text, images=images)
         except StoreError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return False
         self.history.append({"role": "user", "content": text})
         await self._remove_welcome()
@@ -289,7 +289,7 @@ class ChatScreen(Screen):
             self.app.store.add_message(generation.conversation_id, "assistant", content, reasoning=reasoning,
                                        status=status, stats=stats)
         except StoreError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
         if generation.detached:
             return
         generation.message.finish(status, note)
@@ -360,9 +360,9 @@ class ChatScreen(Screen):
             try:
                 self.app.store.set_setting(self.conversation_id, "think", self.think)
             except StoreError as exc:
-                self.notify(str(exc), severity="error")
+                self.notify(str(exc), severity="error", markup=False)
         self.status_bar.set_thinking(self.think)
-        self.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
+        self.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).", markup=False)
 
     # ---- attachments ----------------------------------------------------------------------------------
 
@@ -376,29 +376,29 @@ class ChatScreen(Screen):
     def attach(self, path: str) -> bool:
         """Check and attach an image; every refusal is one notice and nothing is attached."""
         if not path:
-            self.notify("Give a path: /image PATH", severity="warning")
+            self.notify("Give a path: /image PATH", severity="warning", markup=False)
             return False
         model = self.app.model
         if model is not None and not model.supports_images:
-            self.notify(f"{model.name} is text-only and cannot read images.", severity="error")
+            self.notify(f"{model.name} is text-only and cannot read images.", severity="error", markup=False)
             return False
         try:
             attachment = inspect_attachment(path)
         except InputError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             return False
         if not self.attachments.add(attachment):
-            self.notify(f"{attachment.name} is already attached.")
+            self.notify(f"{attachment.name} is already attached.", markup=False)
         return True
 
     # ---- copying --------------------------------------------------------------------------------------
 
     def action_copy_answer(self) -> None:
         if not self.last_answer:
-            self.notify("There is no answer to copy yet.")
+            self.notify("There is no answer to copy yet.", markup=False)
             return
         self.app.copy_to_clipboard(self.last_answer)
-        self.notify("Copied the last answer to the clipboard.")
+        self.notify("Copied the last answer to the clipboard.", markup=False)
 
 
 def _title_from(text: str, length: int = 60) -> str:

@@ -9,6 +9,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Input, OptionList, Static
@@ -72,15 +73,15 @@ class ConversationsScreen(ModalScreen[int | None]):
                 for hit in self.store.search(query):
                     if hit.conversation_id not in seen:
                         seen.add(hit.conversation_id)
-                        options.append(Option(f"{hit.conversation_title}\n  {hit.snippet}", id=str(hit.conversation_id)))
+                        options.append(Option(Content(f"{hit.conversation_title}\n  {hit.snippet}"), id=str(hit.conversation_id)))
             else:
                 options = [
-                    Option(f"{c.title}\n  {c.model} · {c.message_count} messages · {c.updated_at:%Y-%m-%d %H:%M}",
-                           id=str(c.id))
+                    Option(Content(f"{c.title}\n  {c.model} · {c.message_count} messages · "
+                                   f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}"), id=str(c.id))
                     for c in self.store.list()
                 ]
         except StoreError as exc:
-            self.notify(str(exc), severity="error")
+            self.notify(str(exc), severity="error", markup=False)
             options = []
         option_list = self.query_one(OptionList)
         option_list.set_options(options)
@@ -156,8 +157,8 @@ def export_conversation(screen, store: ConversationStore, conversation_id: int) 
         try:
             path.write_text(store.export_markdown(conversation_id), encoding="utf-8")
         except (OSError, StoreError) as exc:
-            screen.notify(f"Export failed: {exc}", severity="error")
+            screen.notify(f"Export failed: {exc}", severity="error", markup=False)
             return
-        screen.notify(f"Exported to {path}")
+        screen.notify(f"Exported to {path}", markup=False)
 
     screen.app.push_screen(TextPromptScreen("Export to Markdown file", str(default)), write)

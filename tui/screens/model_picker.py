@@ -14,6 +14,7 @@ from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
+from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static
@@ -42,11 +43,12 @@ def cached_checkpoints(cache_dir: str | Path | None = None) -> list[ModelChoice]
     """Models in the Hugging Face cache whose config.json names a family diffusion-chat runs.
 
     The newest snapshot of each repository decides; unreadable entries are skipped."""
-    from huggingface_hub import scan_cache_dir
+    from huggingface_hub import constants, scan_cache_dir
     from huggingface_hub.errors import CacheNotFound
 
     try:
-        cache = scan_cache_dir(cache_dir)
+        # The cache folder as downloads see it now (scan_cache_dir's own default is fixed at import).
+        cache = scan_cache_dir(cache_dir or constants.HF_HUB_CACHE)
     except (CacheNotFound, OSError):
         return []
     choices = []
@@ -104,7 +106,7 @@ class ModelPickerScreen(ModalScreen[None]):
         self._scan_cache()
 
     def _options(self) -> list[Option]:
-        return [Option(f"{choice.title}\n  {choice.detail}", id=str(index)) for index, choice in enumerate(self.choices)]
+        return [Option(Content(f"{choice.title}\n  {choice.detail}"), id=str(index)) for index, choice in enumerate(self.choices)]
 
     @work(thread=True, exclusive=True)
     def _scan_cache(self) -> None:

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textual.containers import Horizontal
+from textual.content import Content
 from textual.widgets import Button
 
 from engine.images import inspect_image
@@ -46,7 +47,7 @@ def human_size(size: int) -> str:
 
 class AttachmentChip(Button):
     def __init__(self, attachment: Attachment):
-        super().__init__(f"{attachment.label}  ✕", classes="attachment-chip", compact=True)
+        super().__init__(Content(f"{attachment.label}  ✕"), classes="attachment-chip", compact=True)
         self.attachment = attachment
         self.tooltip = f"Remove {attachment.name}"
 

@@ -66,17 +66,16 @@ class AssistantMessage(Vertical):
     async def add_block(self, content_delta: str, reasoning_delta: str) -> None:
         """Append one committed block; clears the canvas (its block is now text)."""
         self.canvas.clear()
+        answer_started = bool(self.content or content_delta)
+        # Text first, rendering second: a frame drawn while the Markdown renders must already see this block.
+        self.reasoning += reasoning_delta
+        self.content += content_delta
         if reasoning_delta:
-            self.reasoning += reasoning_delta
-            thinking = self.thinking
-            thinking.display = True
-            if not self.content:
-                thinking.collapsed = False
+            self.thinking.display = True
+        self.thinking.collapsed = answer_started
+        if reasoning_delta:
             await self.query_one("#reasoning", Markdown).append(reasoning_delta)
         if content_delta:
-            if not self.content:
-                self.thinking.collapsed = True
-            self.content += content_delta
             await self.query_one("#answer", Markdown).append(content_delta)
 
     def finish(self, status: str, note: str = "") -> None:

@@ -1,0 +1,406 @@
+"""The chat app driven with Textual's Pilot on the real engine and the tiny fixture checkpoints."""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:
+    import tomli as tomllib
+
+from textual.widgets import Input, OptionList
+
+from engine.events import Finished
+from tui.screens.conversations import ConversationsScreen
+from tui.screens.help import HelpScreen
+from tui.widgets.attachments import AttachmentChip
+from tui.widgets.canvas import DenoisingCanvas
+from tui.widgets.messages import AssistantMessage, UserMessage
+from tui.widgets.sampler_panel import SamplerPanel
+
+from tui_helpers import (  # noqa: F401  (app_env is a fixture)
+    CHECKPOINTS,
+    app_env,
+    make_app,
+    notices,
+    send,
+    wait_for,
+    wait_for_answer,
+    wait_for_model,
+)
+
+SIZE = (110, 40)
+
+
+@pytest.fixture
+def canvas_frames(monkeypatch):
+    """Every frame the canvas shows: (block, step, max_steps, answer text at that moment, noise_is_mask)."""
+    frames = []
+    original = DenoisingCanvas.show
+
+    def show(self, step, *args):
+        answer = next(a for a in self.ancestors if isinstance(a, AssistantMessage))
+        frames.append((step.block, step.step, step.max_steps, answer.content, step.noise_is_mask))
+        return original(self, step, *args)
+
+    monkeypatch.setattr(DenoisingCanvas, "show", show)
+    return frames
+
+
+@pytest.fixture
+def committed_blocks(monkeypatch):
+    """The content of every committed block, in the order the transcript received them."""
+    blocks = []
+    original = AssistantMessage.add_block
+
+    async def add_block(self, content_delta, reasoning_delta):
+        blocks.append(content_delta)
+        await original(self, content_delta, reasoning_delta)
+
+    monkeypatch.setattr(AssistantMessage, "add_block", add_block)
+    return blocks
+
+
+def finished_events(app, monkeypatch) -> list[Finished]:
+    """Record the Finished events the chat screen handles."""
+    finished = []
+    chat = app.chat
+    original = chat.handle_generation_event
+
+    async def handle(event):
+        if isinstance(getattr(event, "event", None), Finished):
+            finished.append(event.event)
+        await original(event)
+
+    monkeypatch.setattr(chat, "handle_generation_event", handle)
+    return finished
+
+
+async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, canvas_frames, committed_blocks):
+    app = make_app("dg_text", max_tokens=64, max_denoising_steps=6, seed=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        assert "dg_text │ DiffusionGemma │ thinking off │ ready" in str(app.chat.status_bar.render())
+        await send(pilot, "hello there")
+        await wait_for_answer(pilot)
+        answer = app.chat.query_one(AssistantMessage)
+        assert [u.content for u in app.chat.query(UserMessage)] == ["hello there"]
+        # Frames of both blocks were drawn, block by block, step by step.
+        assert {block for block, *_ in canvas_frames} == {0, 1}
+        assert all(max_steps == 6 for _, _, max_steps, _, _ in canvas_frames)
+        assert [b for b, *_ in canvas_frames] == sorted(b for b, *_ in canvas_frames)
+        # While block k denoised, the transcript held exactly the blocks committed before it.
+        for block, _, _, shown, _ in canvas_frames:
+            assert shown == "".join(committed_blocks[:block])
+        assert answer.content == "".join(committed_blocks) and answer.content
+        assert answer.query_one("#answer").source == answer.content
+        assert not answer.canvas.display  # cleared once the last block committed
+        assert answer.status == "complete"
+        assert not answer.thinking.display  # no reasoning: no thinking pane
+        status = str(app.chat.status_bar.render())
+        assert "tok/s" in status and "12 steps, 2 blocks" in status and "length" in status
+        assert app.chat.last_answer == answer.content
+        app.chat.action_copy_answer()
+        assert app.clipboard == answer.content
+
+
+async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canvas_frames, committed_blocks,
+                                                                   monkeypatch):
+    app = make_app("dg_text", max_tokens=256, max_denoising_steps=48, seed=3)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        finished = finished_events(app, monkeypatch)
+        await send(pilot, "hello there")
+        # Let the first block commit and the second one start denoising.
+        await wait_for(pilot, lambda: any(block == 1 and step >= 2 for block, step, *_ in canvas_frames),
+                       "block 2 to be denoising")
+        worker = app.engine_worker
+        cancel = worker.cancel
+        at_cancel = []
+        # The engine's newest step when Esc reaches the worker (the screen may be a frame behind).
+        monkeypatch.setattr(worker, "cancel", lambda: at_cancel.append(worker.latest_frame.step) or cancel())
+        await pilot.press("escape")
+        await wait_for_answer(pilot)
+        answer = app.chat.query_one(AssistantMessage)
+        assert finished[-1].finish_reason == "cancelled"
+        # Within one denoising step: the step running when Esc came in finishes, no further one starts.
+        assert at_cancel[0].block == 1
+        assert finished[-1].stats.steps_per_block[1] <= at_cancel[0].step + 2 < 48
+        assert answer.status == "cancelled" and answer.has_class("-cancelled")
+        assert "cancelled" in str(answer.query_one("#note").render())
+        assert answer.content == committed_blocks[0] == finished[-1].content
+        stored = app.store.get(app.chat.conversation_id).messages
+        assert [(m.role, m.status) for m in stored] == [("user", "complete"), ("assistant", "cancelled")]
+        assert stored[1].content == answer.content
+        # The app keeps working after a cancel.
+        await send(pilot, "again")
+        await pilot.press("escape")
+        await wait_for_answer(pilot)
+        assert len(app.chat.query(AssistantMessage)) == 2
+
+
+async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(app_env, canvas_frames):
+    app = make_app("dg_text", max_tokens=32, max_denoising_steps=None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+b")
+        panel = app.chat.query_one(SamplerPanel)
+        assert panel.has_class("-open")
+        steps = panel.query_one("#setting-max_denoising_steps", Input)
+        error = panel.query_one("#sampler-error")
+        # An invalid value shows the engine's one-line reason and is not used.
+        steps.focus()
+        await pilot.press("0")
+        await pilot.pause()
+        assert str(error.render()) == "--max-denoising-steps must be a positive integer, got 0"
+        assert steps.has_class("-invalid")
+        assert app.settings_for("diffusion_gemma").max_denoising_steps is None
+        await pilot.press("backspace", "x")
+        await pilot.pause()
+        assert "whole number" in str(error.render())
+        await pilot.press("backspace", "3")
+        await pilot.pause()
+        assert str(error.render()) == "" and not steps.has_class("-invalid")
+        assert app.settings_for("diffusion_gemma").max_denoising_steps == 3
+        saved = tomllib.loads((app_env / "config" / "config.toml").read_text())
+        assert saved["samplers"]["diffusion_gemma"]["max_denoising_steps"] == 3
+        # The next turn runs with it.
+        await send(pilot, "hi")
+        await wait_for_answer(pilot)
+        assert canvas_frames and all(max_steps == 3 for _, _, max_steps, _, _ in canvas_frames)
+        # Reset puts the checkpoint's defaults back, in the panel, the app and the file.
+        reset = panel.query_one("#sampler-reset")
+        reset.scroll_visible(animate=False)
+        await pilot.pause()
+        await pilot.click(reset)
+        await pilot.pause()
+        assert app.settings_for("diffusion_gemma").max_denoising_steps is None
+        assert panel.query_one("#setting-max_denoising_steps", Input).value == ""
+        saved = tomllib.loads((app_env / "config" / "config.toml").read_text())
+        assert "diffusion_gemma" not in saved.get("samplers", {})
+
+
+async def test_llada2_shows_its_own_settings_and_a_masked_canvas(app_env, canvas_frames):
+    app = make_app("llada2", max_tokens=40, max_denoising_steps=4)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+b")
+        panel = app.chat.query_one(SamplerPanel)
+        shown = {editor.id for editor in panel.query("Input, Select, Switch")}
+        assert {"setting-block_length", "setting-diffusion_threshold_end", "setting-top_k", "setting-top_p"} <= shown
+        assert "setting-diffusion_sampler" not in shown
+        await send(pilot, "hello")
+        await wait_for_answer(pilot)
+        assert canvas_frames and all(noise_is_mask for *_, noise_is_mask in canvas_frames)
+        assert "LLaDA-2 MoE" in str(app.chat.status_bar.render())
+
+
+async def test_a_text_only_model_refuses_images_at_attach_time(app_env, tmp_path):
+    from PIL import Image
+
+    good = tmp_path / "cat.png"
+    Image.new("RGB", (64, 48), "orange").save(good)
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        chat = app.chat
+        chat.prompt.value = f"/image {good}"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert not chat.attachments.attachments
+        assert any("dg_text is text-only and cannot read images" in n for n in notices(app))
+
+
+async def test_image_chips_show_size_and_can_be_removed_before_sending(app_env, tmp_path):
+    from PIL import Image
+
+    good = tmp_path / "cat.png"
+    Image.new("RGB", (64, 48), "orange").save(good)
+    not_an_image = tmp_path / "notes.png"
+    not_an_image.write_text("just text")
+    app = make_app(None)  # no model yet: attachments are checked for being images only
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.press("escape")  # close the model picker
+        chat = app.chat
+        chat.prompt.value = f"/image {tmp_path}/missing.png"
+        await pilot.press("enter")
+        chat.prompt.value = f"/image {not_an_image}"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("image not found" in n for n in notices(app))
+        assert any("notes.png is not an image" in n for n in notices(app))
+        assert not chat.attachments.attachments and chat.prompt.value == f"/image {not_an_image}"
+        chat.prompt.value = f"/image {good}"
+        await pilot.press("enter")
+        await pilot.pause()
+        chips = list(chat.query(AttachmentChip))
+        assert len(chips) == 1 and chat.prompt.value == ""
+        assert str(chips[0].label).startswith(f"cat.png · {good.stat().st_size} B · 64×48")
+        await pilot.click(AttachmentChip)
+        await pilot.pause()
+        assert not chat.attachments.attachments and not chat.attachments.display
+        # Sending with an attachment and a text-only model is refused with a clear notice.
+        chat.attach(str(good))
+        await pilot.pause()
+        app.load_model(str(CHECKPOINTS / "dg_text"))
+        await wait_for_model(pilot)
+        await pilot.pause()
+        assert any("text-only" in n for n in notices(app))
+        chat.prompt.focus()
+        chat.prompt.value = "describe"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert chat.generation is None and chat.prompt.value == "describe"
+        assert any("cannot read images" in n for n in notices(app))
+
+
+async def test_path_completion_in_the_attach_dialog(app_env, tmp_path):
+    (tmp_path / "pictures").mkdir()
+    (tmp_path / "pictures" / "holiday-photo.png").write_bytes(b"x")
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        dialog_input = app.screen.query_one("#dialog-input", Input)
+        await pilot.press(*f"{tmp_path}/pic")
+        await pilot.pause(0.1)
+        await pilot.press("right")  # accept the suggestion
+        await pilot.press(*"hol")
+        await pilot.pause(0.1)
+        await pilot.press("right")
+        assert dialog_input.value == f"{tmp_path}/pictures/holiday-photo.png"
+
+
+async def test_thinking_toggle_is_per_conversation_and_reaches_the_engine(app_env, monkeypatch):
+    app = make_app("dg_text", max_tokens=8, max_denoising_steps=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        requests = []
+        original = app.engine_worker.generate
+        monkeypatch.setattr(app.engine_worker, "generate", lambda request: requests.append(request) or original(request))
+        await send(pilot, "first")
+        await wait_for_answer(pilot)
+        await pilot.press("ctrl+t")
+        assert "thinking on" in str(app.chat.status_bar.render())
+        await send(pilot, "second")
+        await wait_for_answer(pilot)
+        assert [r.settings.think for r in requests] == [False, True]
+        conversation = app.chat.conversation_id
+        assert app.store.get(conversation).think is True
+        await pilot.press("ctrl+n")
+        await pilot.pause()
+        assert app.chat.think is False and "thinking off" in str(app.chat.status_bar.render())
+        await app.chat.show_conversation(conversation)
+        assert app.chat.think is True
+
+
+async def test_conversations_survive_a_restart_and_can_be_searched_renamed_exported_and_deleted(app_env):
+    app = make_app("dg_text", max_tokens=8, max_denoising_steps=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "remember the zebra")
+        await wait_for_answer(pilot)
+        first_answer = app.chat.last_answer
+        await pilot.press("ctrl+n")
+        await send(pilot, "another topic")
+        await wait_for_answer(pilot)
+
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        assert not app.chat.query(UserMessage)  # a restart opens a new conversation
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        screen = app.screen
+        assert isinstance(screen, ConversationsScreen)
+        options = screen.query_one(OptionList)
+        assert options.option_count == 2
+        screen.query_one("#conversation-search", Input).value = "zebra"
+        await pilot.pause()
+        assert options.option_count == 1 and "remember the zebra" in str(options.get_option_at_index(0).prompt)
+        screen.query_one("#conversation-search", Input).value = '"zeb*'  # odd input is just text
+        await pilot.pause()
+        screen.query_one("#conversation-search", Input).value = "zebra"
+        await pilot.pause()
+        options.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert [m.content for m in app.chat.query(UserMessage)] == ["remember the zebra"]
+        assert app.chat.query_one(AssistantMessage).content == first_answer
+        assert app.chat.history[0] == {"role": "user", "content": "remember the zebra"}
+        assert app.chat.prompt.history == ["remember the zebra"]
+        # Rename and export the open conversation from the command palette actions.
+        app.action_rename_conversation()
+        await pilot.pause()
+        app.screen.query_one("#dialog-input", Input).value = "Zebras"
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.chat.title == "Zebras"
+        app.action_export_conversation()
+        await pilot.pause()
+        await pilot.press("enter")  # the proposed file in the current folder
+        await pilot.pause()
+        exported = app_env / f"zebras-{app.chat.conversation_id}.md"
+        assert exported.read_text().startswith("# Zebras") and "remember the zebra" in exported.read_text()
+        # Delete it from the list; the chat goes back to a new conversation.
+        await pilot.press("ctrl+o")
+        await pilot.pause()
+        app.screen.query_one("#conversation-search", Input).value = "zebra"
+        await pilot.pause()
+        app.screen.query_one(OptionList).focus()
+        await pilot.press("ctrl+d")
+        await pilot.pause()
+        await pilot.click("#confirm")
+        await pilot.pause()
+        assert [c.title for c in app.store.list()] == ["another topic"]
+        await pilot.press("escape")
+        await pilot.pause()
+        assert app.chat.conversation_id is None and not app.chat.query(UserMessage)
+
+
+async def test_prompt_history_help_and_an_invalid_settings_file(app_env):
+    config = app_env / "config" / "config.toml"
+    config.parent.mkdir()
+    broken = 'theme = "diffusion-dark"\nthink = "yes"\n'
+    config.write_text(broken)
+    app = make_app("dg_text", max_tokens=8, max_denoising_steps=2)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        assert any(str(config) in n and "think must be true or false" in n for n in notices(app))
+        for text in ("one", "two"):
+            await send(pilot, text)
+            await wait_for_answer(pilot)
+        prompt = app.chat.prompt
+        prompt.value = "draft"
+        await pilot.press("up")
+        assert prompt.value == "two"
+        await pilot.press("up", "up")
+        assert prompt.value == "one"
+        await pilot.press("down", "down")
+        assert prompt.value == "draft"
+        await pilot.press("f1")
+        assert isinstance(app.screen, HelpScreen)
+        await pilot.press("escape")
+        # Changing a setting does not overwrite the broken file.
+        app.remember_settings("diffusion_gemma", app.settings_for("diffusion_gemma").replace(top_k=5))
+        app.theme = "diffusion-light"
+    assert config.read_text() == broken
+
+
+async def test_theme_choice_is_saved(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        assert app.theme == "diffusion-dark"
+        app.theme = "diffusion-high-contrast"
+        chosen = app.theme
+        await pilot.pause()
+    saved = tomllib.loads((app_env / "config" / "config.toml").read_text())
+    assert saved["theme"] == chosen
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        assert app.theme == chosen

@@ -1,0 +1,188 @@
+"""App flows that need a scripted answer (reasoning, failures) and the model picker."""
+
+from __future__ import annotations
+
+import json
+import threading
+
+import numpy as np
+
+from textual.widgets import Input, OptionList
+
+from engine.events import BlockCommitted, Finished, Started, Stats, Step
+from engine.worker import EngineWorker
+from tui.screens.model_picker import DEMO_CHECKPOINT, ModelPickerScreen, cached_checkpoints
+from tui.widgets.messages import AssistantMessage
+
+from tui_helpers import (  # noqa: F401  (app_env is a fixture)
+    CHECKPOINTS,
+    app_env,
+    make_app,
+    notices,
+    send,
+    wait_for,
+    wait_for_answer,
+    wait_for_model,
+)
+
+SIZE = (110, 40)
+
+
+def _step(block: int, step: int) -> Step:
+    length = 8
+    return Step(block=block, step=step, max_steps=4, canvas=np.full(length, 5, np.int32),
+                candidates=np.full(length, 6, np.int32), accepted=np.arange(length) < 2 * (step + 1),
+                newly_accepted=2, scores=np.linspace(0, 3, length).astype(np.float32), score_kind="entropy",
+                temperature=1.0, noise_is_mask=False)
+
+
+def _block(block: int, content: str = "", reasoning: str = "") -> BlockCommitted:
+    return BlockCommitted(block=block, token_ids=(7,) * 8, committed=(7,) * 8, content_delta=content,
+                          reasoning_delta=reasoning, steps=4, stop_reason="max_denoising_steps")
+
+
+class ScriptedAnswer:
+    """A `generate` that writes reasoning, then an answer, one block per `advance()` from the test."""
+
+    def __init__(self, blocks: list[BlockCommitted], fail_first: Exception | None = None):
+        self.blocks = blocks
+        self.fail_first = fail_first
+        self.gate = threading.Semaphore(0)
+        self.calls = []
+
+    def advance(self) -> None:
+        self.gate.release()
+
+    def __call__(self, model, messages, settings, cancel, session, images):
+        self.calls.append(messages)
+        if self.fail_first is not None and len(self.calls) == 1:
+            raise self.fail_first
+        yield Started(prompt_tokens=5, encoded_tokens=5, prefill_s=0.0, block_length=8)
+        for block in self.blocks:
+            for step in range(4):
+                yield _step(block.block, step)
+            self.gate.acquire(timeout=30)
+            yield block
+        content = "".join(b.content_delta for b in self.blocks)
+        reasoning = "".join(b.reasoning_delta for b in self.blocks)
+        stats = Stats(steps_per_block=(4,) * len(self.blocks), prompt_tokens=5, generated_tokens=8 * len(self.blocks),
+                      work_tokens=32, prefill_s=0.0, denoise_s=0.01, total_s=0.02, peak_memory_bytes=0)
+        yield Finished("stop", (7,) * 8 * len(self.blocks), content, reasoning, stats)
+
+
+def scripted_worker(script: ScriptedAnswer):
+    # The real loader (the tokenizer of the tiny checkpoint draws the canvas), a scripted answer.
+    return lambda notify: EngineWorker(notify, generate=script)
+
+
+async def test_thinking_pane_is_open_while_reasoning_streams_and_collapses_when_the_answer_starts(app_env):
+    script = ScriptedAnswer([
+        _block(0, reasoning="First, consider the question. "),
+        _block(1, reasoning="Then answer briefly."),
+        _block(2, content="The **answer**."),
+    ])
+    app = make_app("dg_text", think=True, make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "why?")
+        answer = app.chat.query_one(AssistantMessage)
+        await wait_for(pilot, lambda: answer.canvas.display, "the first canvas frame")
+        assert "block 1/" in answer.canvas.header_text()
+        script.advance()
+        await wait_for(pilot, lambda: answer.thinking.display, "the thinking pane")
+        assert not answer.thinking.collapsed and answer.content == ""
+        script.advance()
+        await wait_for(pilot, lambda: answer.reasoning.endswith("briefly."), "more reasoning")
+        assert not answer.thinking.collapsed
+        script.advance()
+        await wait_for_answer(pilot)
+        assert answer.thinking.collapsed and answer.content == "The **answer**."
+        assert answer.query_one("#reasoning").source == "First, consider the question. Then answer briefly."
+        stored = app.store.get(app.chat.conversation_id).messages[-1]
+        assert (stored.reasoning, stored.content) == (answer.reasoning, answer.content)
+        # Only the answer goes back to the model on the next turn.
+        assert app.chat.history[-1] == {"role": "assistant", "content": "The **answer**."}
+
+
+async def test_a_failed_answer_is_shown_in_the_transcript_and_the_app_keeps_going(app_env):
+    script = ScriptedAnswer([_block(0, content="fine")], fail_first=RuntimeError("something broke\ndetails"))
+    app = make_app("dg_text", make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "first")
+        await wait_for_answer(pilot)
+        failed = app.chat.query_one(AssistantMessage)
+        assert failed.status == "error" and failed.has_class("-error")
+        assert str(failed.query_one("#note").render()) == "⚠ RuntimeError: something broke"
+        await send(pilot, "second")
+        script.advance()
+        await wait_for_answer(pilot)
+        assert list(app.chat.query(AssistantMessage))[-1].content == "fine"
+        # The failed answer is saved as such but never sent back to the model.
+        assert [m["content"] for m in script.calls[1]] == ["first", "second"]
+        statuses = [m.status for m in app.store.get(app.chat.conversation_id).messages]
+        assert statuses == ["complete", "error", "complete", "complete"]
+
+
+async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(app_env):
+    # A fake Hugging Face cache with one supported and one unsupported model.
+    for repo, model_type in (("org--tiny-gemma", "diffusion_gemma"), ("org--llama", "llama")):
+        snapshot = app_env / "hf-cache" / f"models--{repo}" / "snapshots" / "abc"
+        snapshot.mkdir(parents=True)
+        (snapshot / "config.json").write_text(json.dumps({"model_type": model_type}))
+    assert [c.ref for c in cached_checkpoints()] == ["org/tiny-gemma"]
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await pilot.pause()
+        picker = app.screen
+        assert isinstance(picker, ModelPickerScreen)
+        await wait_for(pilot, lambda: len(picker.choices) == 2, "the cache scan")
+        options = picker.query_one(OptionList)
+        assert "bundled demo" in str(options.get_option_at_index(0).prompt)
+        assert "org/tiny-gemma" in str(options.get_option_at_index(1).prompt)
+        # A folder that does not exist: one line, the picker stays.
+        picker.query_one("#model-ref", Input).value = str(app_env / "nowhere")
+        await pilot.click("#load")
+        await wait_for(pilot, lambda: not picker.loading, "the load to fail")
+        assert "model folder not found" in str(picker.query_one("#load-status").render())
+        # A Hub id that is not cached while offline.
+        picker.query_one("#model-ref", Input).value = "someone/not-cached"
+        await pilot.click("#load")
+        await wait_for(pilot, lambda: not picker.loading, "the load to fail")
+        assert "HF_HUB_OFFLINE" in str(picker.query_one("#load-status").render())
+        # The bundled demo works offline.
+        options.focus()
+        options.highlighted = 0
+        await pilot.press("enter")
+        await wait_for_model(pilot)
+        await pilot.pause()
+        assert not isinstance(app.screen, ModelPickerScreen)
+        assert app.model.path.resolve() == DEMO_CHECKPOINT.resolve()
+        assert app.config.model == str(DEMO_CHECKPOINT)
+        await send(pilot, "hi")
+        await wait_for_answer(pilot)
+        assert app.chat.query_one(AssistantMessage).status == "complete"
+
+
+async def test_a_model_that_fails_to_load_at_start_opens_the_picker_with_the_reason(app_env):
+    app = make_app(None)
+    app.options.model = str(app_env / "missing-model")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen), "the picker")
+        status = app.screen.query_one("#load-status")
+        await wait_for(pilot, lambda: "model folder not found" in str(status.render()), "the reason")
+        await pilot.press("escape")
+        await pilot.pause()
+        app.chat.prompt.value = "hello?"
+        app.chat.prompt.focus()
+        await pilot.press("enter")
+        await pilot.pause()
+        assert any("No model is loaded" in n for n in notices(app))
+
+
+def test_the_demo_checkpoint_is_a_copy_of_the_fixture():
+    fixture = CHECKPOINTS / "dg_text"
+    names = sorted(p.name for p in fixture.iterdir())
+    assert sorted(p.name for p in DEMO_CHECKPOINT.iterdir()) == names
+    for name in names:
+        assert (DEMO_CHECKPOINT / name).read_bytes() == (fixture / name).read_bytes(), name
