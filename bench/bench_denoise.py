@@ -22,9 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
 import mlx.core as mx  # noqa: E402
-
-import engine  # noqa: E402
+from engine import _blas  # noqa: E402
 from engine.events import Finished  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "checkpoints" / "dg_text"
@@ -80,6 +80,7 @@ def main() -> None:
         "device": str(mx.default_device()),
         "mlx": mx.__version__,
         "machine": platform.machine(),
+        "blas": _blas.loaded_from or "bundled",
         "results": results,
     }, indent=2))
 

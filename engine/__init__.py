@@ -8,6 +8,10 @@ Public API:
 The engine never imports the UI (Textual); events are plain data (engine.events).
 """
 
+from ._blas import prefer_openblas
+
+prefer_openblas()  # before anything imports MLX
+
 from .errors import CheckpointError, EngineError, InputError, SettingsError
 from .events import BlockCommitted, Event, Finished, Started, Stats, Step
 from .generate import generate

@@ -6,6 +6,8 @@ from pathlib import Path
 
 import pytest
 
+import engine  # noqa: F401  (imported first, as the app does: it loads OpenBLAS before MLX on Linux)
+
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKPOINTS = FIXTURES / "checkpoints"
 GOLDEN = FIXTURES / "golden"
