@@ -11,6 +11,7 @@ import json
 import shutil
 from pathlib import Path
 
+import engine  # noqa: F401  (loads OpenBLAS before MLX on Linux)
 import mlx.core as mx
 from mlx.utils import tree_flatten
 
