@@ -278,7 +278,7 @@ def image_runs(token_type_ids: Sequence[int]) -> list[tuple[int, int]]:
     """(start, end) of each maximal run of image soft tokens (end exclusive): one run per image.
 
     The encoder attends bidirectionally inside a run, so a cached prefix must never end inside one
-    (`Session.reusable_prefix(barriers=...)`)."""
+    (`Session.reusable_prefix(images=...)`)."""
     runs = []
     start = None
     for position, kind in enumerate(token_type_ids):

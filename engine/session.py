@@ -7,22 +7,30 @@ of the prompt is encoded.
 
 from __future__ import annotations
 
+from typing import Sequence
+
+# An image's token run in a prompt: (start, end, digest of its pixels).
+ImageRun = tuple[int, int, str]
+
 
 class Session:
     def __init__(self):
         self.cache = None
         self.ids: list[int] = []
+        self.images: list[ImageRun] = []
         self.family: str | None = None
 
     def reset(self) -> None:
-        self.cache, self.ids, self.family = None, [], None
+        self.cache, self.ids, self.images, self.family = None, [], [], None
 
-    def reusable_prefix(self, prompt_ids: list[int], family: str, align: int = 1, barriers=()) -> int:
+    def reusable_prefix(self, prompt_ids: Sequence[int], family: str, align: int = 1,
+                        images: Sequence[ImageRun] = ()) -> int:
         """How many leading prompt tokens can be served from the cache.
 
-        `align` rounds down to whole blocks (LLaDA-2 caches whole blocks); `barriers` are positions the
-        kept prefix must not end inside (e.g. (start, end) of image-token runs, which are encoded
-        bidirectionally and cannot be split).
+        `align` rounds down to whole blocks (LLaDA-2 caches whole blocks). `images` are the prompt's image
+        runs: the kept prefix never ends inside one (a run is encoded bidirectionally, as a whole), and it
+        stops before a run whose pixels differ from the cached image at that place — every image of one
+        size expands to the same placeholder ids, so the ids alone cannot tell two images apart.
         """
         if self.cache is None or self.family != family:
             return 0
@@ -32,8 +40,7 @@ class Session:
                 break
             common += 1
         common = min(common, len(prompt_ids) - 1)  # always encode at least one new token
-        common -= common % align
-        for start, end in barriers:
-            if start < common < end:
-                common = start - start % align
-        return max(common, 0)
+        for start, end, digest in images:
+            if start < common and ((start, end, digest) not in self.images or end > common):
+                common = start
+        return max(common - common % align, 0)

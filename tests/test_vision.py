@@ -371,3 +371,29 @@ def test_follow_up_turn_does_not_re_encode_earlier_images(vision_model, monkeypa
     fresh = list(engine.generate(vision_model, messages=second, settings=settings))
     assert len(towers_run) == 2                       # a fresh prefill encodes it again ...
     assert fresh[-1].token_ids == reused[-1].token_ids  # ... to the same answer
+
+
+def test_a_different_image_of_the_same_size_is_encoded_again(vision_model, tmp_path, monkeypatch):
+    """Images of one size expand to identical placeholder ids; the cache must still not serve the old one."""
+    from PIL import Image
+
+    towers_run = []
+    original = VisionTower.__call__
+
+    def counting(self, pixel_values):
+        towers_run.append(tuple(pixel_values.shape))
+        return original(self, pixel_values)
+
+    monkeypatch.setattr(VisionTower, "__call__", counting)
+    other = tmp_path / "other.png"
+    Image.open(IMAGE).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(other)
+    settings = engine.Settings(max_tokens=8, max_denoising_steps=2)
+    session = engine.Session()
+    ask = lambda path: [{"role": "user", "content": [{"type": "image", "path": str(path)},
+                                                     {"type": "text", "text": "Describe this image."}]}]
+    list(engine.generate(vision_model, messages=ask(IMAGE), settings=settings, session=session))
+    swapped = list(engine.generate(vision_model, messages=ask(other), settings=settings, session=session))
+    assert len(towers_run) == 2
+    assert swapped[0].encoded_tokens >= 63 + 2  # the whole image run and what follows it
+    fresh = list(engine.generate(vision_model, messages=ask(other), settings=settings))
+    assert fresh[-1].token_ids == swapped[-1].token_ids

@@ -15,6 +15,7 @@ Deliberate differences, all opt-in or documented in the README:
 
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Iterator
@@ -23,6 +24,7 @@ import mlx.core as mx
 import numpy as np
 
 from ..errors import InputError
+from ..images import image_runs
 from ..events import BlockCommitted, Started, Step
 from ..randomness import SeededRandomness
 from ..settings import Settings
@@ -154,36 +156,28 @@ class StabilityTracker:
 # ---- the loop -------------------------------------------------------------------------------------------------
 
 def _prefill(network, prompt_ids, session, pixel_values, token_type_ids):
-    """Encode the prompt, reusing the session's cache for the common prefix. Returns (cache, tokens encoded)."""
-    barriers = _image_runs(token_type_ids) if token_type_ids is not None else []
-    kept = session.reusable_prefix(prompt_ids, FAMILY, barriers=barriers) if session is not None else 0
+    """Encode the prompt, reusing the session's cache for the common prefix.
+
+    Returns (cache, tokens encoded, the prompt's image runs)."""
+    images = []
+    if pixel_values:
+        runs = image_runs(token_type_ids)
+        images = [(start, end, hashlib.sha1(np.asarray(pixels).tobytes()).hexdigest())
+                  for (start, end), pixels in zip(runs, pixel_values)]
+    kept = session.reusable_prefix(prompt_ids, FAMILY, images=images) if session is not None else 0
     cache = None
     if kept:
         cache = session.cache
         cache.trim(kept)
     new_ids = mx.array([prompt_ids[kept:]], dtype=mx.int32)
     kwargs = {}
-    if pixel_values:
-        # Only images whose token runs lie in the part still to encode.
-        runs = [start for start, _ in barriers]
-        kwargs["pixel_values"] = [pv for pv, start in zip(pixel_values, runs) if start >= kept]
-        kwargs["token_type_ids"] = mx.array([token_type_ids[kept:]], dtype=mx.int32)
-        if not kwargs["pixel_values"]:
-            kwargs = {}
+    # Only images whose token runs lie in the part still to encode go through the vision tower.
+    new_pixels = [pixels for pixels, (start, _, _) in zip(pixel_values or [], images) if start >= kept]
+    if new_pixels:
+        kwargs = {"pixel_values": new_pixels, "token_type_ids": mx.array([token_type_ids[kept:]], dtype=mx.int32)}
     cache = network.prefill(new_ids, cache, **kwargs)
     mx.eval(cache.arrays())
-    return cache, len(prompt_ids) - kept
-
-
-def _image_runs(token_type_ids) -> list[tuple[int, int]]:
-    runs, start = [], None
-    for i, t in enumerate(list(token_type_ids) + [0]):
-        if t and start is None:
-            start = i
-        elif not t and start is not None:
-            runs.append((start, i))
-            start = None
-    return runs
+    return cache, len(prompt_ids) - kept, images
 
 
 def generate(model, *, prompt_ids, settings: Settings, randomness=None, cancel=None, session=None,
@@ -208,7 +202,7 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
     text = TextAssembler(model.tokenizer)
     clock = Clock()
 
-    cache, encoded = _prefill(network, prompt_ids, session, pixel_values, token_type_ids)
+    cache, encoded, images = _prefill(network, prompt_ids, session, pixel_values, token_type_ids)
     clock.prefill_s = time.perf_counter() - clock.start
     encoded_ids = list(prompt_ids)
     yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=encoded, prefill_s=clock.prefill_s,
@@ -248,7 +242,7 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
             network.commit(mx.array([tail], dtype=mx.int32), cache)
             encoded_ids += tail
         mx.eval(cache.arrays())
-        session.cache, session.ids, session.family = cache, encoded_ids, FAMILY
+        session.cache, session.ids, session.images, session.family = cache, encoded_ids, images, FAMILY
     yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
 
 
