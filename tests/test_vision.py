@@ -348,15 +348,21 @@ def test_chat_with_an_image_replays_the_reference_generation(vision_model):
     assert list(finished.stats.steps_per_block) == meta["steps_per_block"]
 
 
-def test_follow_up_turn_does_not_re_encode_earlier_images(vision_model, monkeypatch):
-    towers_run = []
+@pytest.fixture
+def towers_run(monkeypatch):
+    """The shapes of every image that goes through the vision tower during a test."""
+    shapes = []
     original = VisionTower.__call__
 
     def counting(self, pixel_values):
-        towers_run.append(tuple(pixel_values.shape))
+        shapes.append(tuple(pixel_values.shape))
         return original(self, pixel_values)
 
     monkeypatch.setattr(VisionTower, "__call__", counting)
+    return shapes
+
+
+def test_follow_up_turn_does_not_re_encode_earlier_images(vision_model, towers_run):
     settings = engine.Settings(max_tokens=8, max_denoising_steps=2)
     session = engine.Session()
     first = [{"role": "user", "content": [{"type": "image", "path": str(IMAGE)},
@@ -373,18 +379,10 @@ def test_follow_up_turn_does_not_re_encode_earlier_images(vision_model, monkeypa
     assert fresh[-1].token_ids == reused[-1].token_ids  # ... to the same answer
 
 
-def test_a_different_image_of_the_same_size_is_encoded_again(vision_model, tmp_path, monkeypatch):
+def test_a_different_image_of_the_same_size_is_encoded_again(vision_model, tmp_path, towers_run):
     """Images of one size expand to identical placeholder ids; the cache must still not serve the old one."""
     from PIL import Image
 
-    towers_run = []
-    original = VisionTower.__call__
-
-    def counting(self, pixel_values):
-        towers_run.append(tuple(pixel_values.shape))
-        return original(self, pixel_values)
-
-    monkeypatch.setattr(VisionTower, "__call__", counting)
     other = tmp_path / "other.png"
     Image.open(IMAGE).transpose(Image.Transpose.FLIP_LEFT_RIGHT).save(other)
     settings = engine.Settings(max_tokens=8, max_denoising_steps=2)
