@@ -82,10 +82,12 @@ class Frame:
 
 @dataclass
 class GenerationRequest:
+    """What `engine.generate` gets: chat messages (images as {"type": "image", "path": ...} content items of
+    their user turn), settings and the conversation's prefix cache."""
+
     messages: Sequence[dict]
     settings: Settings
     session: Session | None = None
-    images: Sequence[str] = ()
 
 
 @dataclass
@@ -239,7 +241,6 @@ class EngineWorker:
                 settings=request.settings,
                 cancel=job.cancel,
                 session=request.session,
-                images=list(request.images) or None,
             )
             for event in events:
                 if isinstance(event, Step):

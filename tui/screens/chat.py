@@ -33,8 +33,14 @@ from ..widgets.status_bar import StatusBar
 from .dialogs import TextPromptScreen
 
 FRAME_INTERVAL_S = 1 / 30
-# The elapsed time in the status bar moves even when steps are slow, but not at the full frame rate.
-STATUS_INTERVAL_S = 0.25
+# Drawing a frame costs the UI thread milliseconds of CPU, which an engine computing on the same cores
+# loses. So the next frame waits until the UI thread's CPU time since the last drawn one (its compositing
+# included) is within UI_CPU_BUDGET of the time passed, but never longer than MAX_FRAME_INTERVAL_S; the
+# first frame of each block is drawn at once. A fast machine still gets 30 frames a second.
+UI_CPU_BUDGET = 0.02
+MAX_FRAME_INTERVAL_S = 0.25
+# Without new frames (slow steps, prefill) the elapsed time in the status bar still moves at this interval.
+STATUS_INTERVAL_S = 1.0
 
 WELCOME = (
     "Type a message and press Enter. The answer is denoised a block at a time: watch the canvas under it.\n"
@@ -54,7 +60,8 @@ class Generation:
     committed_block: int = -1
     generated_tokens: int = 0
     last_frame: Frame | None = None
-    last_status_at: float = 0.0
+    drawn_at: float = field(default_factory=time.monotonic)     # when the screen last drew for this answer
+    drawn_cpu: float = field(default_factory=time.thread_time)  # the UI thread's CPU time then
     detached: bool = False       # the person switched away; results still go to the store
 
     def total_blocks(self, block_length: int) -> int | None:
@@ -67,6 +74,7 @@ class Generation:
 
 class ChatScreen(Screen):
     BINDINGS = [
+        # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
         Binding("escape", "cancel_generation", "Cancel"),
         Binding("ctrl+b", "toggle_sampler", "Sampler"),
         Binding("ctrl+t", "toggle_thinking", "Thinking"),
@@ -121,11 +129,6 @@ class ChatScreen(Screen):
     @property
     def attachments(self) -> AttachmentBar:
         return self.query_one(AttachmentBar)
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        if action == "cancel_generation":
-            return self.generation is not None  # only offered (and shown in the footer) while writing
-        return True
 
     # ---- model --------------------------------------------------------------------------------------
 
@@ -191,20 +194,19 @@ class ChatScreen(Screen):
         except StoreError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return False
-        self.history.append({"role": "user", "content": text})
+        self.history.append(user_turn(text, images))
         await self._remove_welcome()
         answer = AssistantMessage()
         await self.transcript.mount_all([UserMessage(text, [a.label for a in attachments]), answer])
         self.attachments.clear()
         settings = app.settings_for(model.family).replace(think=self.think)
         job = app.engine_worker.generate(
-            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id), images)
+            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id))
         )
         budget = settings.max_tokens or model.generation_config.get("max_new_tokens")
         self.generation = Generation(job, self.conversation_id, answer, budget)
         self.status_bar.set_activity("reading the prompt…")
         self._frame_timer.resume()
-        self.refresh_bindings()
         return True
 
     async def _remove_welcome(self) -> None:
@@ -214,26 +216,31 @@ class ChatScreen(Screen):
     # ---- the answer being written ---------------------------------------------------------------------
 
     def draw_latest_frame(self) -> None:
-        """30 Hz while generating: show the worker's newest canvas frame, if it is new and still current."""
+        """Up to 30 Hz while generating: show the worker's newest canvas frame, if it is new and still current,
+        and the numbers in the status bar; skipped while drawing is over its CPU budget."""
         generation = self.generation
         if generation is None or generation.detached:
             return
         frame = self.app.engine_worker.latest_frame
-        now = time.monotonic()
         is_new = (
             frame is not None and frame is not generation.last_frame and frame.job == generation.job
             # A frame of an already committed block can still sit in the slot after its BlockCommitted.
             and frame.step.block > generation.committed_block
         )
+        now, cpu = time.monotonic(), time.thread_time()
+        shown = generation.last_frame
+        if not (is_new and (shown is None or shown.step.block != frame.step.block)):
+            wait = min(MAX_FRAME_INTERVAL_S, (cpu - generation.drawn_cpu) / UI_CPU_BUDGET)
+            if now - generation.drawn_at < (wait if is_new else max(wait, STATUS_INTERVAL_S)):
+                return
         if is_new:
             generation.last_frame = frame
             step = frame.step
             block_length = len(step.canvas) - step.prompt_positions
             generation.message.show_frame(step, self.app.token_texts, self.app.config.canvas_mode,
                                           generation.total_blocks(block_length))
-        if is_new or now - generation.last_status_at >= STATUS_INTERVAL_S:
-            generation.last_status_at = now
-            self._show_live_status(generation, now - generation.started_at)
+        generation.drawn_at, generation.drawn_cpu = now, cpu
+        self._show_live_status(generation, now - generation.started_at)
 
     def _show_live_status(self, generation: Generation, elapsed: float) -> None:
         frame = generation.last_frame
@@ -284,7 +291,6 @@ class ChatScreen(Screen):
                               stats: dict | None, note: str = "") -> None:
         self.generation = None
         self._frame_timer.pause()
-        self.refresh_bindings()
         try:
             self.app.store.add_message(generation.conversation_id, "assistant", content, reasoning=reasoning,
                                        status=status, stats=stats)
@@ -333,7 +339,9 @@ class ChatScreen(Screen):
                 elif message.role == "assistant":
                     note = "⚠ the answer failed" if message.status == "error" else ""
                     widgets.append(AssistantMessage(message.content, message.reasoning, message.status, note))
-                if message.status != "error":
+                if message.role == "user":
+                    self.history.append(user_turn(message.content, message.images))
+                elif message.status != "error":
                     self.history.append({"role": message.role, "content": message.content})
                 if message.role == "assistant" and message.content:
                     self.last_answer = message.content
@@ -399,6 +407,15 @@ class ChatScreen(Screen):
             return
         self.app.copy_to_clipboard(self.last_answer)
         self.notify("Copied the last answer to the clipboard.", markup=False)
+
+
+def user_turn(text: str, images) -> dict:
+    """A user message for the engine. Images stay in their own turn, so later turns still show them to the
+    model and the conversation's prompt keeps its prefix (and its cache)."""
+    if not images:
+        return {"role": "user", "content": text}
+    return {"role": "user", "content": [*({"type": "image", "path": path} for path in images),
+                                         {"type": "text", "text": text}]}
 
 
 def _title_from(text: str, length: int = 60) -> str:

@@ -3,16 +3,23 @@
 Accepted (settled) positions are drawn bright and bold, the rest dim; each position is coloured on a
 scale from confident to unsure by the step's per-position entropy or confidence. Unsettled positions show
 either the model's current candidate or what the canvas really holds (noise / mask), as the person chooses.
+
+The canvas is redrawn up to 30 times a second while the engine computes on the same CPU, so it is cheap
+by construction: it lays out its own lines (Textual's line API, no markup or text re-wrapping), colours
+come from a small palette of levels, and it asks for a screen layout only when it needs more lines.
 """
 
 from __future__ import annotations
 
-import math
 from typing import Callable, Literal
 
+import numpy as np
+from rich.cells import cell_len, set_cell_size
+from rich.segment import Segment
 from rich.style import Style
-from rich.text import Text
 from textual.color import Color
+from textual.geometry import Size
+from textual.strip import Strip
 from textual.widget import Widget
 
 from engine.events import Step
@@ -22,6 +29,8 @@ CANVAS_MODES: tuple[CanvasMode, ...] = ("candidates", "noise")
 
 MASK_GLYPH = "░"
 EMPTY_GLYPH = "·"
+# Colour steps between confident and unsure; more are indistinguishable in a terminal.
+LEVELS = 8
 # Control characters would break the layout; show them as visible marks instead.
 _VISIBLE = str.maketrans({"\n": "↵", "\r": "↵", "\t": "→"})
 
@@ -29,33 +38,33 @@ _VISIBLE = str.maketrans({"\n": "↵", "\r": "↵", "\t": "→"})
 class TokenTexts:
     """What each token id looks like on the canvas, decoded once per id.
 
-    The canvas is redrawn up to 30 times a second with the same few hundred ids, so decoding each id
-    once and keeping the string is much cheaper than decoding every frame.
+    The canvas is redrawn many times a second with the same few hundred ids, so decoding each id once and
+    keeping the string (and its width in cells) is much cheaper than decoding every frame.
     """
 
     def __init__(self, token_text: Callable[[int], str]):
         self._token_text = token_text
-        self._cache: dict[int, str] = {}
+        self._cache: dict[int, tuple[str, int]] = {}
 
-    def __call__(self, token_id: int) -> str:
-        text = self._cache.get(token_id)
-        if text is None:
+    def __call__(self, token_id: int) -> tuple[str, int]:
+        """(text, width in terminal cells)."""
+        entry = self._cache.get(token_id)
+        if entry is None:
             text = self._token_text(token_id).translate(_VISIBLE) or EMPTY_GLYPH
-            self._cache[token_id] = text
-        return text
+            entry = self._cache[token_id] = (text, cell_len(text))
+        return entry
 
 
-def uncertainty(score: float, kind: str) -> float:
-    """Map an entropy (nats, 0 = certain) or a confidence (probability, 1 = certain) to 0..1, 1 = unsure."""
-    if not math.isfinite(score):
-        return 1.0
-    if kind == "entropy":
-        return 1.0 - math.exp(-max(score, 0.0))
-    return min(max(1.0 - score, 0.0), 1.0)
+def uncertainty_levels(scores: np.ndarray, kind: str) -> np.ndarray:
+    """Per position 0 (certain) .. LEVELS-1 (unsure), from entropies (nats, 0 = certain) or confidences
+    (probabilities, 1 = certain). Non-finite scores count as unsure."""
+    scores = np.nan_to_num(np.asarray(scores, dtype=np.float64), nan=np.inf if kind == "entropy" else 0.0)
+    unsure = 1.0 - np.exp(-np.maximum(scores, 0.0)) if kind == "entropy" else 1.0 - np.clip(scores, 0.0, 1.0)
+    return np.rint(unsure * (LEVELS - 1)).astype(np.int64)
 
 
 class DenoisingCanvas(Widget):
-    """Shows one `engine.events.Step`; call `show` with each new frame and `clear` when the block commits."""
+    """Shows one `engine.events.Step`: `show` each new frame, `clear` when its block commits, `hide` at the end."""
 
     COMPONENT_CLASSES = {
         "denoising-canvas--header",
@@ -70,15 +79,29 @@ class DenoisingCanvas(Widget):
         self.token_texts: TokenTexts | None = None
         self.mode: CanvasMode = "candidates"
         self.total_blocks: int | None = None
+        self._lines: list[Strip] = []
+        self._palette_cache: tuple[str, tuple] | None = None   # (theme, palette): styles change with the theme
 
     def show(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
         self.step, self.token_texts, self.mode, self.total_blocks = step, token_texts, mode, total_blocks
-        self.display = True
-        self.refresh(layout=True)
+        self._draw()
 
     def clear(self) -> None:
+        """The block committed: blank the canvas but keep its place (and height) for the next block, which
+        saves a layout pass per block."""
         self.step = None
+        self._lines = []
+        self.refresh()
+
+    def hide(self) -> None:
+        """The answer is complete."""
+        self.step = None
+        self._lines = []
         self.display = False
+
+    def on_resize(self) -> None:
+        if self.step is not None:
+            self._draw()
 
     def header_text(self) -> str:
         step = self.step
@@ -92,28 +115,80 @@ class DenoisingCanvas(Widget):
             f"accepted {settled}/{len(step.canvas) - start} (+{step.newly_accepted}) · showing {self.mode}"
         )
 
-    def render(self) -> Text:
-        step = self.step
-        if step is None or self.token_texts is None:
-            return Text()
-        header_style = self.get_component_rich_style("denoising-canvas--header")
+    def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
+        return len(self._lines)
+
+    def render_line(self, y: int) -> Strip:
+        return self._lines[y] if y < len(self._lines) else Strip.blank(self.content_size.width, self.rich_style)
+
+    def _width(self) -> int:
+        # Known even while hidden (display: none widgets have no size of their own).
+        parent = self.parent.content_size.width if self.parent is not None else 0
+        return max(parent - self.styles.margin.width - self.styles.gutter.width, 8)
+
+    def _draw(self) -> None:
+        self._lines = self._lay_out(self._width())
+        # A layout pass re-arranges (and redraws) the whole screen and costs far more than a frame: ask for one
+        # only when the canvas needs more lines than it has (a shorter frame leaves blank lines until then).
+        if not self.display:
+            self.display = True  # (setting it, even to the same value, costs a layout pass)
+        elif len(self._lines) > self.size.height:
+            self.refresh(layout=True)
+        else:
+            self.refresh()
+
+    def _palette(self) -> tuple[list[Style], list[Style], Style, Style]:
+        """Styles per uncertainty level for accepted and pending positions, the noise and the header."""
+        theme = self.app.theme
+        if self._palette_cache is None or self._palette_cache[0] != theme:
+            self._palette_cache = (theme, self._make_palette())
+        return self._palette_cache[1]
+
+    def _make_palette(self) -> tuple[list[Style], list[Style], Style, Style]:
+        base = self.rich_style
         confident = _color_of(self.get_component_rich_style("denoising-canvas--confident"))
         unsure = _color_of(self.get_component_rich_style("denoising-canvas--unsure"))
-        noise_style = self.get_component_rich_style("denoising-canvas--noise")
-        text = Text(self.header_text() + "\n", style=header_style, no_wrap=False)
-        for position in range(step.prompt_positions, len(step.canvas)):
-            accepted = bool(step.accepted[position])
-            colour = confident.blend(unsure, uncertainty(float(step.scores[position]), step.score_kind))
-            style = Style(color=colour.rich_color, bold=accepted, dim=not accepted)
-            if accepted:
-                text.append(self.token_texts(int(step.canvas[position])), style)
+        colours = [confident.blend(unsure, level / (LEVELS - 1)).rich_color for level in range(LEVELS)]
+        accepted = [base + Style(color=colour, bold=True) for colour in colours]
+        pending = [base + Style(color=colour, dim=True) for colour in colours]
+        noise = base + self.get_component_rich_style("denoising-canvas--noise") + Style(dim=True)
+        header = base + self.get_component_rich_style("denoising-canvas--header")
+        return accepted, pending, noise, header
+
+    def _lay_out(self, width: int) -> list[Strip]:
+        """The header line, then every position's text, wrapped at token boundaries to `width` cells."""
+        step, token_texts = self.step, self.token_texts
+        accepted_styles, pending_styles, noise_style, header_style = self._palette()
+        header = self.header_text()
+        lines = [Strip([Segment(header, header_style)]).crop(0, width)]
+        levels = uncertainty_levels(step.scores, step.score_kind).tolist()
+        accepted = step.accepted.tolist()
+        canvas, candidates = step.canvas.tolist(), step.candidates.tolist()
+        mask_width = cell_len(MASK_GLYPH)
+        segments: list[Segment] = []
+        used = 0
+        for position in range(step.prompt_positions, len(canvas)):
+            if accepted[position]:
+                text, cells = token_texts(canvas[position])
+                style = accepted_styles[levels[position]]
             elif self.mode == "candidates":
-                text.append(self.token_texts(int(step.candidates[position])), style)
+                text, cells = token_texts(candidates[position])
+                style = pending_styles[levels[position]]
             elif step.noise_is_mask:
-                text.append(MASK_GLYPH, noise_style)
+                text, cells, style = MASK_GLYPH, mask_width, noise_style
             else:
-                text.append(self.token_texts(int(step.canvas[position])), noise_style + Style(dim=True))
-        return text
+                text, cells = token_texts(canvas[position])
+                style = noise_style
+            if used + cells > width and segments:
+                lines.append(Strip(segments, used))
+                segments, used = [], 0
+            if cells > width:  # a single token wider than the canvas
+                text, cells = set_cell_size(text, width), width
+            segments.append(Segment(text, style))
+            used += cells
+        if segments:
+            lines.append(Strip(segments, used))
+        return lines
 
 
 def _color_of(style: Style) -> Color:

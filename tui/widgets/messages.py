@@ -72,7 +72,8 @@ class AssistantMessage(Vertical):
         self.content += content_delta
         if reasoning_delta:
             self.thinking.display = True
-        self.thinking.collapsed = answer_started
+        if self.thinking.display:
+            self.thinking.collapsed = answer_started
         if reasoning_delta:
             await self.query_one("#reasoning", Markdown).append(reasoning_delta)
         if content_delta:
@@ -80,7 +81,7 @@ class AssistantMessage(Vertical):
 
     def finish(self, status: str, note: str = "") -> None:
         """End of generation: 'complete', 'cancelled' (committed blocks stay) or 'error' with its message."""
-        self.canvas.clear()
+        self.canvas.hide()
         self.status = status
         self.thinking.collapsed = bool(self.content) or not self.reasoning
         text = note or _status_note(status)

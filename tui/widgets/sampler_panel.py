@@ -13,6 +13,7 @@ from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
 from textual.message import Message
+from textual.widget import Widget
 from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from engine.errors import SettingsError
@@ -90,24 +91,25 @@ class SamplerPanel(VerticalScroll):
         self.can_focus = False
 
     def compose(self) -> ComposeResult:
-        yield Static("Sampler", classes="panel-title")
-        yield Static("Load a model to see its settings.", id="sampler-fields-empty")
+        yield from self._contents()
 
     async def show_settings(self, family: str | None, settings: Settings) -> None:
         """Rebuild the fields for `family`, filled from `settings`."""
         self.family, self.settings = family, settings
         await self.remove_children()
-        widgets = [Static("Sampler", classes="panel-title")]
-        if family not in FIELDS_BY_FAMILY:
-            widgets.append(Static("Load a model to see its settings.", id="sampler-fields-empty"))
-        else:
-            widgets.append(Static("Empty = checkpoint default. Used from the next turn.", classes="panel-hint"))
-            for field in FIELDS_BY_FAMILY[family]:
-                widgets.append(Label(field.label, classes="field-label"))
-                widgets.append(self._editor(field, getattr(settings, field.name)))
-            widgets.append(Static("", id="sampler-error", markup=False))
-            widgets.append(Button("Reset to checkpoint defaults", id="sampler-reset", compact=True))
-        await self.mount_all(widgets)
+        await self.mount_all(self._contents())
+
+    def _contents(self) -> list[Widget]:
+        widgets: list[Widget] = [Static("Sampler settings", classes="panel-title")]
+        if self.family not in FIELDS_BY_FAMILY:
+            return widgets + [Static("Load a model to see its settings.", classes="panel-hint")]
+        widgets.append(Static("Empty = checkpoint default. Used from the next turn.", classes="panel-hint"))
+        for field in FIELDS_BY_FAMILY[self.family]:
+            widgets.append(Label(field.label, classes="field-label"))
+            widgets.append(self._editor(field, getattr(self.settings, field.name)))
+        widgets.append(Static("", id="sampler-error", markup=False))
+        widgets.append(Button("Reset to checkpoint defaults", id="sampler-reset", compact=True))
+        return widgets
 
     def _editor(self, field: Field, value):
         editor_id = f"setting-{field.name}"

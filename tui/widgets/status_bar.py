@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from rich.text import Text
+from textual.widget import Widget
 
 
-class StatusBar(Static):
+class StatusBar(Widget):
+    """One fixed-height line; redrawn without a layout pass (it changes with every denoising step)."""
+
     def __init__(self, **kwargs):
-        super().__init__("", markup=False, **kwargs)
+        super().__init__(**kwargs)
+        self.text = ""
         self.model = "no model"
         self.family = ""
         self.thinking = False
@@ -39,4 +43,8 @@ class StatusBar(Static):
             parts.append(self.family)
         parts.append("thinking on" if self.thinking else "thinking off")
         parts.append(self.activity)
-        self.update(" │ ".join(parts))
+        self.text = " │ ".join(parts)
+        self.refresh()
+
+    def render(self) -> Text:
+        return Text(self.text, no_wrap=True, overflow="ellipsis")

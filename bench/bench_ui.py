@@ -1,0 +1,224 @@
+"""What the chat app costs the engine (not a test). Prints one JSON object.
+
+1. Denoising throughput: the same generation run headless (an engine worker nobody watches) and in the
+   app (canvas redrawn at 30 Hz, every frame rendered to terminal escape codes), alternated `--reps`
+   times after a warm-up each; reports ms per denoising step and `slowdown_percent` (target: under 2 %).
+2. Keystroke-to-screen latency while denoising: keys typed into the prompt during a generation; the
+   time from posting the key until the terminal output that shows it is written (target: under 50 ms).
+
+The app runs in-process on a driver that renders exactly as in a terminal but discards the bytes, with
+throwaway data/config folders. By default the checkpoint is a random DiffusionGemma written to a temp
+folder, sized so one denoising step takes tens of milliseconds on a laptop CPU; `--model` uses another.
+
+Usage: python bench/bench_ui.py [--model PATH] [--steps 12] [--blocks 2] [--reps 3] [--keys 20]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import queue
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from textual.drivers.headless_driver import HeadlessDriver  # noqa: E402
+
+import engine  # noqa: E402
+from engine.events import Finished  # noqa: E402
+from engine.worker import (  # noqa: E402
+    EngineWorker, GenerationFailed, GenerationRequest, GenerationUpdate, LoadFailed, ModelLoaded,
+)
+
+MESSAGES = [{"role": "user", "content": "Tell me about block diffusion."}]
+KEY = "x"
+
+# Between the tiny test fixture and bench/random_checkpoint.py's MID_SIZE.
+SMALL_SIZE = dict(hidden_size=256, num_hidden_layers=4, num_experts=8, top_k_experts=2, vocab_size=4096,
+                  num_attention_heads=4, num_key_value_heads=2, num_global_key_value_heads=1, head_dim=64,
+                  global_head_dim=64, intermediate_size=512, moe_intermediate_size=128, sliding_window=256)
+
+
+class RecordingDriver(HeadlessDriver):
+    """Renders like a terminal (the app is not 'headless') and timestamps each write instead of printing."""
+
+    writes: list[tuple[float, str]] = []
+
+    @property
+    def is_headless(self) -> bool:
+        return False
+
+    def write(self, data: str) -> None:
+        RecordingDriver.writes.append((time.perf_counter(), data))
+
+
+def fixed_steps_settings(steps: int, tokens: int) -> engine.Settings:
+    # Every block runs exactly `steps` steps: no early stop, a full canvas.
+    return engine.Settings(max_tokens=tokens, max_denoising_steps=steps, diffusion_full_canvas=True,
+                           stability_threshold=0, confidence_threshold=1e-9)
+
+
+class Headless:
+    """The engine thread with nobody drawing: the baseline."""
+
+    def __init__(self, model_path: str):
+        self.events: queue.Queue = queue.Queue()
+        self.worker = EngineWorker(self.events.put).start()
+        self.worker.load_model(model_path)
+        self.model = self._next(ModelLoaded).model
+
+    def _next(self, kind):
+        while True:
+            event = self.events.get(timeout=3600)
+            if isinstance(event, (LoadFailed, GenerationFailed)):
+                raise RuntimeError(event.message)
+            if isinstance(event, kind):
+                return event
+
+    async def run(self, settings: engine.Settings):
+        self.worker.generate(GenerationRequest(MESSAGES, settings, engine.Session()))
+        while True:
+            while self.events.empty():
+                await asyncio.sleep(0.005)  # let the (idle) app's loop breathe meanwhile
+            event = self._next(GenerationUpdate)
+            if isinstance(event.event, Finished):
+                return event.event.stats
+
+
+async def app_generation(pilot, settings: engine.Settings, type_keys: int = 0) -> tuple:
+    """One answer in the app; optionally type keys while it denoises.
+
+    Returns (stats, key latencies in ms, CPU seconds the UI thread spent while the answer was written)."""
+    app = pilot.app
+    chat = app.chat
+    await chat.show_conversation(None)  # a fresh conversation: the same prompt as headless, no history
+    finished = []
+    handle = chat.handle_generation_event
+
+    async def record(event):
+        if isinstance(getattr(event, "event", None), Finished):
+            finished.append(event.event.stats)
+        await handle(event)
+
+    chat.handle_generation_event = record
+    try:
+        app.remember_settings(app.model.family, settings)
+        chat.prompt.value = MESSAGES[0]["content"]
+        chat.prompt.focus()
+        ui_cpu_start = time.thread_time()  # this coroutine runs on the app's (UI) thread
+        await pilot.press("enter")
+        chat.prompt.value = ""
+        latencies = []
+        while chat.generation is not None and chat.generation.last_frame is None:
+            await asyncio.sleep(0.005)
+        # A terminal write that moves the cursor to the prompt's line redraws the prompt.
+        prompt_line = f"\x1b[{chat.prompt.content_region.y + 1};"
+        chat.prompt.cursor_blink = False  # a blinking cursor would redraw that line by itself
+        for _ in range(type_keys):
+            if chat.generation is None:
+                break
+            await asyncio.sleep(0.05)
+            RecordingDriver.writes.clear()
+            typed = len(chat.prompt.value)
+            sent = time.perf_counter()
+            await pilot.press(KEY)
+            assert len(chat.prompt.value) == typed + 1
+            while not any(prompt_line in data for _, data in RecordingDriver.writes):
+                if time.perf_counter() - sent > 10:
+                    raise RuntimeError("the typed key never reached the screen")
+                await asyncio.sleep(0.0005)
+            shown = next(t for t, data in RecordingDriver.writes if prompt_line in data)
+            latencies.append((shown - sent) * 1000)
+        while not finished:
+            await asyncio.sleep(0.005)
+        ui_cpu = time.thread_time() - ui_cpu_start
+    finally:
+        del chat.handle_generation_event  # back to the screen's own method
+    chat.prompt.value = ""
+    return finished[0], latencies, ui_cpu
+
+
+def ms_per_step(stats) -> float:
+    return 1000 * stats.denoise_s / sum(stats.steps_per_block)
+
+
+async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int) -> dict:
+    from tui.app import AppOptions, DiffusionChatApp
+
+    headless = Headless(model_path)
+    canvas = getattr(headless.model.network, "canvas_length", 32)
+    settings = fixed_steps_settings(steps, canvas * blocks)
+    app = DiffusionChatApp(AppOptions(model=model_path))
+    app.driver_class = RecordingDriver
+    async with app.run_test(headless=False, size=(120, 40)) as pilot:
+        while app.model is None:
+            await asyncio.sleep(0.01)
+        await headless.run(settings)                      # warm-ups
+        await app_generation(pilot, settings)
+        headless_ms, app_ms, ui_cpu_ms = [], [], []
+        for _ in range(reps):
+            headless_ms.append(ms_per_step(await headless.run(settings)))
+            stats, _, ui_cpu = await app_generation(pilot, settings)
+            app_ms.append(ms_per_step(stats))
+            ui_cpu_ms.append(1000 * ui_cpu / sum(stats.steps_per_block))
+        stats, latencies, _ = await app_generation(pilot, fixed_steps_settings(steps * 4, canvas * blocks), keys)
+        frames_rendered = len(RecordingDriver.writes)
+    headless.worker.close()
+    headless_median, app_median = statistics.median(headless_ms), statistics.median(app_ms)
+    return {
+        "model": model_path,
+        "canvas_length": canvas,
+        "steps_per_block": steps,
+        "blocks": blocks,
+        "headless_ms_per_step": [round(v, 2) for v in headless_ms],
+        "app_ms_per_step": [round(v, 2) for v in app_ms],
+        "slowdown_percent": round(100 * (app_median / headless_median - 1), 2),
+        "slowdown_target_percent": 2,
+        # What the app itself costs, less noisy than the slowdown on a shared machine: CPU time of the UI
+        # thread per denoising step (frames, status line, and the answer's start, block commits and end).
+        "app_ui_cpu_ms_per_step": [round(v, 2) for v in ui_cpu_ms],
+        "key_latency_ms": {
+            "count": len(latencies),
+            "median": round(statistics.median(latencies), 2) if latencies else None,
+            "max": round(max(latencies), 2) if latencies else None,
+            "target": 50,
+        },
+        "terminal_writes_during_latency_run": frames_rendered,
+        "latency_run_ms_per_step": round(ms_per_step(stats), 2),
+    }
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", help="checkpoint folder (default: a random small DiffusionGemma in a temp folder)")
+    parser.add_argument("--steps", type=int, default=12, help="denoising steps per block")
+    parser.add_argument("--blocks", type=int, default=2)
+    parser.add_argument("--reps", type=int, default=3, help="alternating headless/app runs")
+    parser.add_argument("--keys", type=int, default=20, help="keys typed during the latency run")
+    args = parser.parse_args()
+    with tempfile.TemporaryDirectory() as state:
+        os.environ["DIFFUSION_CHAT_DATA_DIR"] = str(Path(state) / "data")
+        os.environ["DIFFUSION_CHAT_CONFIG_DIR"] = str(Path(state) / "config")
+        model = args.model
+        if model is None:
+            from random_checkpoint import write_random_dg_checkpoint
+
+            model = str(write_random_dg_checkpoint(Path(state) / "model", canvas_length=64, **SMALL_SIZE))
+        result = asyncio.run(measure(model, args.steps, args.blocks, args.reps, args.keys))
+        if args.model is None:
+            result["model"] = "random small DiffusionGemma (hidden 256, 4 layers, 8 experts, vocab 4096, canvas 64)"
+    import mlx.core as mx
+
+    print(json.dumps({"benchmark": "ui", "device": str(mx.default_device()), "machine": platform.machine(),
+                      "cpu_count": os.cpu_count(), "results": result}, indent=2))
+
+
+if __name__ == "__main__":
+    main()
