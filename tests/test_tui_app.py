@@ -80,7 +80,7 @@ def finished_events(app, monkeypatch) -> list[Finished]:
 
 
 async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, canvas_frames, committed_blocks):
-    app = make_app("dg_text", max_tokens=64, max_denoising_steps=6, seed=3)
+    app = make_app("dg_text", max_tokens=64, max_denoising_steps=12, seed=3)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         assert "dg_text │ DiffusionGemma │ thinking off │ ready" in app.chat.status_bar.text
@@ -90,7 +90,7 @@ async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, can
         assert [u.content for u in app.chat.query(UserMessage)] == ["hello there"]
         # Frames of both blocks were drawn, block by block, step by step.
         assert {block for block, *_ in canvas_frames} == {0, 1}
-        assert all(max_steps == 6 for _, _, max_steps, _, _ in canvas_frames)
+        assert all(max_steps == 12 for _, _, max_steps, _, _ in canvas_frames)
         assert [b for b, *_ in canvas_frames] == sorted(b for b, *_ in canvas_frames)
         # While block k denoised, the transcript held exactly the blocks committed before it.
         for block, _, _, shown, _ in canvas_frames:
@@ -101,7 +101,7 @@ async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, can
         assert answer.status == "complete"
         assert not answer.thinking.display  # no reasoning: no thinking pane
         status = app.chat.status_bar.text
-        assert "tok/s" in status and "12 steps, 2 blocks" in status and "length" in status
+        assert "tok/s" in status and "24 steps, 2 blocks" in status and "length" in status
         assert app.chat.last_answer == answer.content
         app.chat.action_copy_answer()
         assert app.clipboard == answer.content
@@ -145,10 +145,16 @@ async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canv
         assert len(app.chat.query(AssistantMessage)) == 2
 
 
-async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(app_env, canvas_frames):
+async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(app_env, canvas_frames,
+                                                                                monkeypatch):
     app = make_app("dg_text", max_tokens=32, max_denoising_steps=None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
+        finished = finished_events(app, monkeypatch)
+        requests = []
+        generate = app.engine_worker.generate
+        monkeypatch.setattr(app.engine_worker, "generate",
+                            lambda request: requests.append(request) or generate(request))
         await pilot.press("ctrl+b")
         panel = app.chat.query_one(SamplerPanel)
         assert panel.has_class("-open")
@@ -173,7 +179,9 @@ async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(a
         # The next turn runs with it.
         await send(pilot, "hi")
         await wait_for_answer(pilot)
-        assert canvas_frames and all(max_steps == 3 for _, _, max_steps, _, _ in canvas_frames)
+        assert requests[-1].settings.max_denoising_steps == 3
+        assert max(finished[-1].stats.steps_per_block) <= 3
+        assert all(max_steps == 3 for _, _, max_steps, _, _ in canvas_frames)
         # Reset puts the checkpoint's defaults back, in the panel, the app and the file.
         reset = panel.query_one("#sampler-reset")
         reset.scroll_visible(animate=False)
@@ -187,7 +195,7 @@ async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(a
 
 
 async def test_llada2_shows_its_own_settings_and_a_masked_canvas(app_env, canvas_frames):
-    app = make_app("llada2", max_tokens=40, max_denoising_steps=4)
+    app = make_app("llada2", max_tokens=40, max_denoising_steps=16)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+b")
@@ -326,7 +334,8 @@ async def test_thinking_toggle_is_per_conversation_and_reaches_the_engine(app_en
         await wait_for_model(pilot)
         requests = []
         original = app.engine_worker.generate
-        monkeypatch.setattr(app.engine_worker, "generate", lambda request: requests.append(request) or original(request))
+        monkeypatch.setattr(app.engine_worker, "generate",
+                            lambda request: requests.append(request) or original(request))
         await send(pilot, "first")
         await wait_for_answer(pilot)
         await pilot.press("ctrl+t")

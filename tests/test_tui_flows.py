@@ -186,3 +186,80 @@ def test_the_demo_checkpoint_is_a_copy_of_the_fixture():
     assert sorted(p.name for p in DEMO_CHECKPOINT.iterdir()) == names
     for name in names:
         assert (DEMO_CHECKPOINT / name).read_bytes() == (fixture / name).read_bytes(), name
+
+
+async def test_a_download_shows_progress_and_esc_cancels_it(app_env):
+    import engine
+    from engine.errors import CheckpointError
+
+    chunks = []
+
+    def load(ref, progress=None, cancel=None):
+        if ref != "org/big-model":
+            return engine.load(ref, progress=progress, cancel=cancel)
+        total = 50 * 2**20
+        while not cancel.is_set():
+            chunks.append(len(chunks))
+            progress(min(len(chunks) * 2**20, total), total, "model.safetensors")
+            cancel.wait(0.01)
+        raise CheckpointError("download of org/big-model cancelled")
+
+    app = make_app(None, make_worker=lambda notify: EngineWorker(notify, load=load))
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen), "the picker")
+        picker = app.screen
+        picker.query_one("#model-ref", Input).value = "org/big-model"
+        await pilot.click("#load")
+        status = picker.query_one("#load-status")
+        await wait_for(pilot, lambda: "Downloading model.safetensors" in str(status.render()), "download progress")
+        bar = picker.query_one("#load-progress")
+        assert bar.display and bar.total == 50 * 2**20 and 0 < bar.progress <= bar.total
+        assert "of 50.0 MiB (Esc cancels)" in str(status.render())
+        await pilot.press("escape")
+        await wait_for(pilot, lambda: not picker.loading, "the cancel")
+        assert str(status.render()) == "Loading cancelled." and not bar.display
+        assert isinstance(app.screen, ModelPickerScreen) and app.model is None
+        # The picker still works afterwards.
+        options = picker.query_one(OptionList)
+        options.focus()
+        options.highlighted = 0
+        await pilot.press("enter")
+        await wait_for_model(pilot)
+
+
+async def test_command_palette_offers_the_app_commands_and_they_work(app_env, tmp_path):
+    from PIL import Image
+
+    from tui.widgets.attachments import AttachmentChip
+
+    picture = tmp_path / "dog.png"
+    Image.new("RGB", (30, 20), "white").save(picture)
+    app = make_app("llada2", max_tokens=16, max_denoising_steps=2)
+    app.options.images = [str(picture)]  # as `--image`: attached to the first message
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await pilot.pause()
+        assert [chip.attachment.name for chip in app.chat.query(AttachmentChip)] == ["dog.png"]
+        assert any("llada2 is text-only" in n for n in notices(app))
+        commands = {command.title: command for command in app.get_system_commands(app.screen)}
+        expected = {"New conversation", "Conversations", "Search conversations", "Rename conversation",
+                    "Delete conversation", "Export conversation", "Choose model", "Sampler panel", "Thinking on/off",
+                    "Attach image", "Copy last answer", "Canvas: show candidates", "Canvas: show noise", "Help",
+                    "Theme: diffusion-dark", "Theme: diffusion-light", "Theme: diffusion-high-contrast"}
+        assert expected <= set(commands)
+        commands["Theme: diffusion-high-contrast"].callback()
+        commands["Canvas: show noise"].callback()
+        await pilot.pause()
+        assert app.theme == "diffusion-high-contrast" and app.config.canvas_mode == "noise"
+        commands["Sampler panel"].callback()
+        assert app.chat.query_one("SamplerPanel").has_class("-open")
+        # The palette itself lists them.
+        await pilot.press("ctrl+p")
+        await pilot.pause()
+        await pilot.press(*"canvas")
+        await pilot.pause(0.3)
+        from textual.command import CommandList
+
+        shown = app.screen.query_one(CommandList)
+        titles = [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
+        assert any("Canvas: show noise" in title for title in titles)

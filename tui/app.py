@@ -46,9 +46,10 @@ from .widgets.canvas import CANVAS_MODES, TokenTexts
 class AppOptions:
     """What the command line passes to the app."""
 
-    model: str | None = None                  # folder or Hub id; None: the last model, else the picker
-    settings: Settings = field(default_factory=Settings)   # sampler flags; fields left at their defaults defer to the saved settings
-    images: list[str] = field(default_factory=list)        # attached to the first message
+    model: str | None = None        # folder or Hub id; None: the last model, else the picker
+    # Sampler flags; fields left at their defaults defer to the saved settings.
+    settings: Settings = field(default_factory=Settings)
+    images: list[str] = field(default_factory=list)   # attached to the first message
     think: bool = False
 
 
@@ -106,7 +107,7 @@ class DiffusionChatApp(App):
         if self.store_error:
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
-        await self.push_screen(ChatScreen(think=self.options.think or self.config.think))
+        await self.push_screen(ChatScreen(think=self.default_think))
         for path in self.options.images:
             self.chat.attach(path)
         ref = self.options.model or self.config.model
@@ -119,6 +120,11 @@ class DiffusionChatApp(App):
         if self.engine_worker is not None:
             self.engine_worker.close(timeout=2.0)
         self.store.close()
+
+    @property
+    def default_think(self) -> bool:
+        """Thinking for a new conversation: on with --think or when the settings say so."""
+        return self.options.think or self.config.think
 
     @property
     def chat(self) -> ChatScreen:

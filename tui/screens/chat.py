@@ -11,6 +11,7 @@ import math
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Sequence
 
 from textual import on
 from textual.app import ComposeResult
@@ -89,7 +90,7 @@ class ChatScreen(Screen):
     def __init__(self, think: bool = False):
         super().__init__()
         self.conversation_id: int | None = None
-        self.think = think
+        self.think = think                     # thinking on for this conversation
         self.history: list[dict] = []          # what the engine gets: role/content of the saved turns
         self.generation: Generation | None = None
         self.last_answer = ""
@@ -109,7 +110,6 @@ class ChatScreen(Screen):
     def on_mount(self) -> None:
         self.title = "New conversation"
         self._frame_timer = self.set_interval(FRAME_INTERVAL_S, self.draw_latest_frame, pause=True)
-        self.query_one(AttachmentBar).display = False
         self.query_one("#transcript", VerticalScroll).anchor()
         self.status_bar.set_thinking(self.think)
         self.prompt.focus()
@@ -139,9 +139,11 @@ class ChatScreen(Screen):
         self.status_bar.set_activity("ready" if model else "choose a model (ctrl+l)")
         self.sub_title = f"{model.name} · {model.label}" if model else ""
         family = model.family if model else None
-        await self.query_one(SamplerPanel).show_settings(family, self.app.settings_for(family) if family else Settings())
+        settings = self.app.settings_for(family) if family else Settings()
+        await self.query_one(SamplerPanel).show_settings(family, settings)
         if model and not model.supports_images and self.attachments.attachments:
-            self.notify(f"{model.name} is text-only: remove the image attachments before sending.", severity="warning", markup=False)
+            self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
+                        severity="warning", markup=False)
 
     def show_activity(self, text: str) -> None:
         self.status_bar.set_activity(text)
@@ -229,9 +231,11 @@ class ChatScreen(Screen):
         )
         now, cpu = time.monotonic(), time.thread_time()
         shown = generation.last_frame
-        if not (is_new and (shown is None or shown.step.block != frame.step.block)):
-            wait = min(MAX_FRAME_INTERVAL_S, (cpu - generation.drawn_cpu) / UI_CPU_BUDGET)
-            if now - generation.drawn_at < (wait if is_new else max(wait, STATUS_INTERVAL_S)):
+        first_of_block = is_new and (shown is None or shown.step.block != frame.step.block)
+        if not first_of_block:
+            budget_wait = min(MAX_FRAME_INTERVAL_S, (cpu - generation.drawn_cpu) / UI_CPU_BUDGET)
+            wait = budget_wait if is_new else max(budget_wait, STATUS_INTERVAL_S)
+            if now - generation.drawn_at < wait:
                 return
         if is_new:
             generation.last_frame = frame
@@ -325,7 +329,7 @@ class ChatScreen(Screen):
         self.conversation_id = conversation_id
         if conversation_id is None:
             self.title = "New conversation"
-            self.think = self.app.config.think
+            self.think = self.app.default_think
             await self.transcript.mount(Static(WELCOME, id="welcome", markup=False))
             self.prompt.set_history([])
         else:
@@ -336,15 +340,13 @@ class ChatScreen(Screen):
             for message in conversation.messages:
                 if message.role == "user":
                     widgets.append(UserMessage(message.content, [Path(path).name for path in message.images]))
+                    self.history.append(user_turn(message.content, message.images))
                 elif message.role == "assistant":
                     note = "⚠ the answer failed" if message.status == "error" else ""
                     widgets.append(AssistantMessage(message.content, message.reasoning, message.status, note))
-                if message.role == "user":
-                    self.history.append(user_turn(message.content, message.images))
-                elif message.status != "error":
-                    self.history.append({"role": message.role, "content": message.content})
-                if message.role == "assistant" and message.content:
-                    self.last_answer = message.content
+                    if message.status != "error":  # a failed answer is shown, never sent back to the model
+                        self.history.append({"role": "assistant", "content": message.content})
+                    self.last_answer = message.content or self.last_answer
             await self.transcript.mount_all(widgets)
             self.prompt.set_history([m.content for m in conversation.messages if m.role == "user"])
             self.transcript.scroll_end(animate=False)
@@ -370,7 +372,8 @@ class ChatScreen(Screen):
             except StoreError as exc:
                 self.notify(str(exc), severity="error", markup=False)
         self.status_bar.set_thinking(self.think)
-        self.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).", markup=False)
+        self.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).",
+                    markup=False)
 
     # ---- attachments ----------------------------------------------------------------------------------
 
@@ -409,7 +412,7 @@ class ChatScreen(Screen):
         self.notify("Copied the last answer to the clipboard.", markup=False)
 
 
-def user_turn(text: str, images) -> dict:
+def user_turn(text: str, images: Sequence[str]) -> dict:
     """A user message for the engine. Images stay in their own turn, so later turns still show them to the
     model and the conversation's prompt keeps its prefix (and its cache)."""
     if not images:

@@ -73,7 +73,8 @@ class ConversationsScreen(ModalScreen[int | None]):
                 for hit in self.store.search(query):
                     if hit.conversation_id not in seen:
                         seen.add(hit.conversation_id)
-                        options.append(Option(Content(f"{hit.conversation_title}\n  {hit.snippet}"), id=str(hit.conversation_id)))
+                        prompt = Content(f"{hit.conversation_title}\n  {hit.snippet}")
+                        options.append(Option(prompt, id=str(hit.conversation_id)))
             else:
                 options = [
                     Option(Content(f"{c.title}\n  {c.model} · {c.message_count} messages · "

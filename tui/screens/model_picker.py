@@ -106,7 +106,8 @@ class ModelPickerScreen(ModalScreen[None]):
         self._scan_cache()
 
     def _options(self) -> list[Option]:
-        return [Option(Content(f"{choice.title}\n  {choice.detail}"), id=str(index)) for index, choice in enumerate(self.choices)]
+        return [Option(Content(f"{choice.title}\n  {choice.detail}"), id=str(index))
+                for index, choice in enumerate(self.choices)]
 
     @work(thread=True, exclusive=True)
     def _scan_cache(self) -> None:

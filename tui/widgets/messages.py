@@ -45,9 +45,7 @@ class AssistantMessage(Vertical):
             yield Markdown(self.reasoning, id="reasoning")
         thinking.display = bool(self.reasoning)
         yield Markdown(self.content, id="answer")
-        canvas = DenoisingCanvas(id="canvas")
-        canvas.display = False
-        yield canvas
+        yield DenoisingCanvas(id="canvas")
         note = Static(self._note or _status_note(self.status), markup=False, id="note")
         note.display = bool(note.content)
         yield note

@@ -1,0 +1,86 @@
+"""The live canvas widget: what each position shows, how it is styled and wrapped, and the colour scale."""
+
+from __future__ import annotations
+
+import numpy as np
+from textual.app import App, ComposeResult
+
+from engine.events import Step
+from tui.widgets.canvas import LEVELS, MASK_GLYPH, DenoisingCanvas, TokenTexts, uncertainty_levels
+
+
+class Host(App):
+    CSS = "DenoisingCanvas { height: auto; }"  # as in tui/app.tcss
+
+    def compose(self) -> ComposeResult:
+        yield DenoisingCanvas()
+
+
+def make_step(noise_is_mask: bool, prompt_positions: int = 0) -> Step:
+    return Step(block=1, step=2, max_steps=8,
+                canvas=np.array([10, 11, 12, 13], np.int32), candidates=np.array([20, 21, 22, 23], np.int32),
+                accepted=np.array([True, False, True, False]), newly_accepted=1,
+                scores=np.array([0.0, 0.5, 3.0, np.nan], np.float32), score_kind="entropy", temperature=1.0,
+                noise_is_mask=noise_is_mask, prompt_positions=prompt_positions)
+
+
+def texts_and_styles(canvas: DenoisingCanvas) -> tuple[list[str], list[tuple[str, bool, bool]]]:
+    lines = [strip.text for strip in canvas._lines]
+    segments = [(s.text, bool(s.style.bold), bool(s.style.dim)) for strip in canvas._lines[1:] for s in strip]
+    return lines, segments
+
+
+async def test_accepted_positions_show_the_canvas_and_pending_ones_the_chosen_view():
+    decoded = []
+    texts = TokenTexts(lambda token: decoded.append(token) or f"<{token}>")
+    app = Host()
+    async with app.run_test(size=(80, 10)) as pilot:
+        canvas = app.query_one(DenoisingCanvas)
+        canvas.show(make_step(noise_is_mask=False), texts, "candidates", total_blocks=3)
+        await pilot.pause()
+        lines, segments = texts_and_styles(canvas)
+        assert lines[0] == "block 2/3 · step 3/8 · accepted 2/4 (+1) · showing candidates"
+        assert lines[1:] == ["<10><21><12><23>"]
+        # Accepted: bold; pending: dim.
+        assert [(bold, dim) for _, bold, dim in segments] == [(True, False), (False, True)] * 2
+        canvas.show(make_step(noise_is_mask=False), texts, "noise", total_blocks=3)
+        assert texts_and_styles(canvas)[0][1:] == ["<10><11><12><13>"]
+        canvas.show(make_step(noise_is_mask=True), texts, "noise", total_blocks=None)
+        lines, _ = texts_and_styles(canvas)
+        assert lines[0].startswith("block 2 · step 3/8")
+        assert lines[1:] == [f"<10>{MASK_GLYPH}<12>{MASK_GLYPH}"]
+        # Each id is decoded once, however often it is drawn.
+        assert sorted(decoded) == [10, 11, 12, 13, 21, 23]
+        # Prompt positions at the start of a block (LLaDA-2) are not part of the canvas.
+        canvas.show(make_step(noise_is_mask=True, prompt_positions=2), texts, "candidates", total_blocks=None)
+        assert texts_and_styles(canvas)[0][1:] == ["<12><23>"]
+        canvas.clear()
+        assert canvas.display and canvas._lines == []  # keeps its place for the next block
+        canvas.hide()
+        assert not canvas.display
+
+
+async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
+    texts = TokenTexts(lambda token: "abcdefg"[: token % 7 + 1] + "\n")
+    length = 40
+    step = Step(block=0, step=0, max_steps=4, canvas=np.arange(length, dtype=np.int32),
+                candidates=np.arange(length, dtype=np.int32), accepted=np.ones(length, bool), newly_accepted=length,
+                scores=np.zeros(length, np.float32), score_kind="confidence", temperature=None, noise_is_mask=True)
+    app = Host()
+    async with app.run_test(size=(30, 20)) as pilot:
+        canvas = app.query_one(DenoisingCanvas)
+        canvas.show(step, texts, "candidates", None)
+        await pilot.pause()
+        body = [strip.text for strip in canvas._lines[1:]]
+        assert all(len(line) <= canvas._width() for line in body) and len(body) > 1
+        # Newlines are drawn as visible marks, and nothing is lost in the wrapping.
+        assert "".join(body) == "".join(texts(i)[0] for i in range(length)) and "\n" not in "".join(body)
+        assert canvas.size.height == len(canvas._lines)
+
+
+def test_uncertainty_levels_go_from_certain_to_unsure():
+    entropy = uncertainty_levels(np.array([0.0, 0.1, 1.0, 5.0, np.nan, np.inf]), "entropy")
+    assert entropy.tolist()[0] == 0 and entropy.tolist()[-2:] == [LEVELS - 1, LEVELS - 1]
+    assert np.all(np.diff(entropy[:4]) >= 0) and entropy[3] == LEVELS - 1
+    confidence = uncertainty_levels(np.array([1.0, 0.9, 0.5, 0.0, np.nan]), "confidence")
+    assert confidence.tolist() == [0, 1, 4, LEVELS - 1, LEVELS - 1]
