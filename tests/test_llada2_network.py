@@ -138,10 +138,22 @@ def test_multi_block_prefill_equals_block_by_block(load_network):
         assert _max_diff(a.keys, b.keys) < 1e-5 and _max_diff(a.values, b.values) < 1e-5
 
 
-def test_prefill_refuses_partial_blocks(load_network):
+def test_prefill_writes_only_the_whole_prompt_blocks(load_network):
     _, net = load_network("llada2")
-    with pytest.raises(ValueError):
-        net.prefill(mx.zeros((1, BLOCK + 3), dtype=mx.int32))
+    prompt = mx.arange(BLOCK + 3, dtype=mx.int32)[None] + 10
+    cache = net.prefill(prompt)
+    assert cache.offset == BLOCK
+    whole = net.prefill(prompt[:, :BLOCK])
+    for a, b in zip(cache, whole):
+        assert _max_diff(a.keys, b.keys) == 0 and _max_diff(a.values, b.values) == 0
+    with pytest.raises(ValueError):  # a cache must stay block-aligned
+        net.prefill(prompt, cache=_misaligned(net))
+
+
+def _misaligned(net):
+    cache = net.make_cache(BLOCK)
+    net.commit_block(mx.zeros((1, 5), dtype=mx.int32), cache)
+    return cache
 
 
 # ---- parity with mlx-vlm --------------------------------------------------------------------------------------------

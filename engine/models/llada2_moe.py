@@ -313,14 +313,18 @@ class Network(nn.Module):
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None,
                 block_length: int = DEFAULT_BLOCK_LENGTH) -> PrefixCache:
-        """Encode whole prompt blocks ([1, n * block_length] ids) block-causally and append them to the cache."""
+        """Encode the whole blocks of a prompt block-causally and append them to the cache.
+
+        A prompt that ends inside a block writes only its whole blocks: the rest belongs to the first block
+        that is denoised (it is fed to `block_logits` with the masks), as in the official generate()."""
         if cache is None:
             cache = self.make_cache(block_length)
         if isinstance(cache, BlockCache) and cache.block_length != block_length:
             raise ValueError(f"cache was built with block length {cache.block_length}, not {block_length}")
-        length = input_ids.shape[1]
-        if length % block_length or cache.offset % block_length:
-            raise ValueError(f"prefill takes whole blocks of {block_length} tokens after a whole-block cache")
+        if cache.offset % block_length:
+            raise ValueError(f"prefill continues a cache of whole {block_length}-token blocks only")
+        length = input_ids.shape[1] - input_ids.shape[1] % block_length
+        input_ids = input_ids[:, :length]
         chunk = block_length * max(1, _PREFILL_CHUNK_TOKENS // block_length)
         for begin in range(0, length, chunk):
             ids = input_ids[:, begin : begin + chunk]
