@@ -635,6 +635,8 @@ def make_processor(path, config: ModelConfig, tokenizer=None) -> ImageProcessor 
 
 def _checked_ids(ids: Any, vocab_size: int) -> mx.array:
     ids = mx.array(ids)
+    if ids.ndim == 1:  # a plain sequence of ids is one batch row
+        ids = ids[None]
     if ids.ndim != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
         raise InputError(f"token ids must have shape [1, length>0], got {tuple(ids.shape)}")
     if not mx.issubdtype(ids.dtype, mx.integer):
