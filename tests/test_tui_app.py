@@ -250,6 +250,9 @@ async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, m
         await pilot.press("enter")
         await pilot.pause()
         assert [a.name for a in chat.attachments.attachments] == ["cat.png"]
+        # The chip tells what the image costs with this model's processor.
+        assert chat.attachments.attachments[0].label.endswith(
+            f" · {app.model.processor.soft_token_count(64, 48)} tokens")
         await send(pilot, "what is this?")
         await wait_for_answer(pilot)
         assert not chat.attachments.attachments  # sent with the message
@@ -414,6 +417,13 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         await pilot.press("escape")
         await pilot.pause()
         assert app.chat.conversation_id is None and not app.chat.query(UserMessage)
+        # The palette's delete acts on the open conversation.
+        await app.chat.show_conversation(app.store.list()[0].id)
+        app.action_delete_conversation()
+        await pilot.pause()
+        await pilot.click("#confirm")
+        await pilot.pause()
+        assert app.store.list() == [] and app.chat.conversation_id is None
 
 
 async def test_prompt_history_help_and_an_invalid_settings_file(app_env):

@@ -252,7 +252,12 @@ async def test_command_palette_offers_the_app_commands_and_they_work(app_env, tm
         await pilot.pause()
         assert app.theme == "diffusion-high-contrast" and app.config.canvas_mode == "noise"
         commands["Sampler panel"].callback()
-        assert app.chat.query_one("SamplerPanel").has_class("-open")
+        panel = app.chat.query_one("SamplerPanel")
+        assert panel.has_class("-open") and panel.query_one("#canvas-mode").value == "noise"
+        # ... and the panel's own selector goes the other way.
+        panel.query_one("#canvas-mode").value = "candidates"
+        await pilot.pause()
+        assert app.config.canvas_mode == "candidates"
         # The palette itself lists them.
         await pilot.press("ctrl+p")
         await pilot.pause()

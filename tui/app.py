@@ -34,12 +34,17 @@ from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults, load_th
 
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
-from .screens.conversations import ConversationsScreen, export_conversation
-from .screens.dialogs import ConfirmScreen, TextPromptScreen
+from .screens.conversations import (
+    ConversationsScreen,
+    delete_conversation,
+    export_conversation,
+    rename_conversation,
+)
 from .screens.help import HelpScreen
 from .screens.model_picker import ModelPickerScreen
 from .store import ConversationStore, StoreError, default_db_path
 from .widgets.canvas import CANVAS_MODES, TokenTexts
+from .widgets.sampler_panel import SamplerPanel
 
 
 @dataclass
@@ -163,8 +168,10 @@ class DiffusionChatApp(App):
         if isinstance(event, LoadProgress):
             if picker is not None:
                 picker.show_progress(event.done_bytes, event.total_bytes, event.description)
-            share = f"{100 * event.done_bytes / event.total_bytes:.0f}%" if event.total_bytes else \
-                f"{event.done_bytes / 2**20:.1f} MiB"
+            if event.total_bytes:
+                share = f"{100 * event.done_bytes / event.total_bytes:.0f}%"
+            else:
+                share = f"{event.done_bytes / 2**20:.1f} MiB"
             self.chat.show_activity(f"downloading {event.description} {share}")
         elif isinstance(event, ModelLoaded):
             self._load_job = None
@@ -226,9 +233,10 @@ class DiffusionChatApp(App):
         if theme != self.config.theme:
             self._set_config(theme=theme)
 
-    def action_canvas_mode(self, mode: str) -> None:
+    def set_canvas_mode(self, mode: str) -> None:
+        """What the canvas shows for positions not yet accepted: "candidates" or "noise"."""
         self._set_config(canvas_mode=mode)
-        self.notify(f"The canvas shows {mode} for positions not yet accepted.", markup=False)
+        self.chat.query_one(SamplerPanel).show_canvas_mode(mode)
 
     # ---- conversations --------------------------------------------------------------------------------
 
@@ -248,8 +256,11 @@ class DiffusionChatApp(App):
 
     @on(ConversationsScreen.Deleted)
     async def _deleted(self, message: ConversationsScreen.Deleted) -> None:
-        self.sessions.pop(message.conversation_id, None)
-        await self.chat.conversation_deleted(message.conversation_id)
+        await self._forget_conversation(message.conversation_id)
+
+    async def _forget_conversation(self, conversation_id: int) -> None:
+        self.sessions.pop(conversation_id, None)
+        await self.chat.conversation_deleted(conversation_id)
 
     def _current_conversation(self) -> int | None:
         conversation_id = self.chat.conversation_id
@@ -259,28 +270,13 @@ class DiffusionChatApp(App):
 
     def action_rename_conversation(self) -> None:
         conversation_id = self._current_conversation()
-        if conversation_id is None:
-            return
-
-        def rename(title: str | None) -> None:
-            if title:
-                self.store.rename(conversation_id, title)
-                self.chat.conversation_renamed(conversation_id, title)
-
-        self.push_screen(TextPromptScreen("Rename conversation", self.chat.title), rename)
+        if conversation_id is not None:
+            rename_conversation(self.screen, self.store, conversation_id, self.chat.conversation_renamed)
 
     def action_delete_conversation(self) -> None:
         conversation_id = self._current_conversation()
-        if conversation_id is None:
-            return
-
-        async def delete(confirmed: bool) -> None:
-            if confirmed:
-                self.store.delete(conversation_id)
-                self.sessions.pop(conversation_id, None)
-                await self.chat.conversation_deleted(conversation_id)
-
-        self.push_screen(ConfirmScreen(f"Delete “{self.chat.title}”? This cannot be undone.", "Delete"), delete)
+        if conversation_id is not None:
+            delete_conversation(self.screen, self.store, conversation_id, self._forget_conversation)
 
     def action_export_conversation(self) -> None:
         conversation_id = self._current_conversation()
@@ -315,7 +311,7 @@ class DiffusionChatApp(App):
         yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)
         for mode in CANVAS_MODES:
             yield SystemCommand(f"Canvas: show {mode}", f"Positions not yet accepted show the {mode}",
-                                lambda mode=mode: self.action_canvas_mode(mode))
+                                lambda mode=mode: self.set_canvas_mode(mode))
         for name in THEME_NAMES:
             yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
                                 lambda name=name: setattr(self, "theme", name))

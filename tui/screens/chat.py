@@ -140,7 +140,7 @@ class ChatScreen(Screen):
         self.sub_title = f"{model.name} · {model.label}" if model else ""
         family = model.family if model else None
         settings = self.app.settings_for(family) if family else Settings()
-        await self.query_one(SamplerPanel).show_settings(family, settings)
+        await self.query_one(SamplerPanel).show_settings(family, settings, self.app.config.canvas_mode)
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
@@ -153,6 +153,11 @@ class ChatScreen(Screen):
         event.stop()
         if self.app.model is not None:
             self.app.remember_settings(self.app.model.family, event.settings)
+
+    @on(SamplerPanel.CanvasModeChanged)
+    def _canvas_mode_changed(self, event: SamplerPanel.CanvasModeChanged) -> None:
+        event.stop()
+        self.app.set_canvas_mode(event.mode)
 
     def action_toggle_sampler(self) -> None:
         self.query_one(SamplerPanel).toggle_class("-open")
@@ -394,7 +399,7 @@ class ChatScreen(Screen):
             self.notify(f"{model.name} is text-only and cannot read images.", severity="error", markup=False)
             return False
         try:
-            attachment = inspect_attachment(path)
+            attachment = inspect_attachment(path, model.processor if model is not None else None)
         except InputError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return False

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import Awaitable, Callable
 
 from textual import on
 from textual.app import ComposeResult
@@ -11,7 +12,7 @@ from textual.binding import Binding
 from textual.containers import Vertical
 from textual.content import Content
 from textual.message import Message
-from textual.screen import ModalScreen
+from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
@@ -117,29 +118,20 @@ class ConversationsScreen(ModalScreen[int | None]):
     def action_rename(self) -> None:
         conversation_id = self._highlighted_id()
         if conversation_id is not None:
-            self.app.push_screen(
-                TextPromptScreen("Rename conversation", self.store.get(conversation_id).title),
-                lambda title: self._rename(conversation_id, title),
-            )
+            rename_conversation(self, self.store, conversation_id, self._renamed)
 
-    def _rename(self, conversation_id: int, title: str | None) -> None:
-        if title:
-            self.store.rename(conversation_id, title)
-            self.post_message(self.Renamed(conversation_id, title))
-            self.refresh_list()
+    def _renamed(self, conversation_id: int, title: str) -> None:
+        self.post_message(self.Renamed(conversation_id, title))
+        self.refresh_list()
 
     def action_delete(self) -> None:
         conversation_id = self._highlighted_id()
         if conversation_id is not None:
-            title = self.store.get(conversation_id).title
-            self.app.push_screen(ConfirmScreen(f"Delete “{title}”? This cannot be undone.", "Delete"),
-                                 lambda yes: self._delete(conversation_id, yes))
+            delete_conversation(self, self.store, conversation_id, self._deleted)
 
-    def _delete(self, conversation_id: int, confirmed: bool) -> None:
-        if confirmed:
-            self.store.delete(conversation_id)
-            self.post_message(self.Deleted(conversation_id))
-            self.refresh_list()
+    async def _deleted(self, conversation_id: int) -> None:
+        self.post_message(self.Deleted(conversation_id))
+        self.refresh_list()
 
     def action_export(self) -> None:
         conversation_id = self._highlighted_id()
@@ -147,9 +139,52 @@ class ConversationsScreen(ModalScreen[int | None]):
             export_conversation(self, self.store, conversation_id)
 
 
-def export_conversation(screen, store: ConversationStore, conversation_id: int) -> None:
+# The dialogs behind rename, delete and export, shared by this screen and the app's commands (which act on
+# the open conversation). Store errors end in a notice, never in a traceback.
+
+
+def rename_conversation(screen: Screen, store: ConversationStore, conversation_id: int,
+                        renamed: Callable[[int, str], None]) -> None:
+    def rename(title: str | None) -> None:
+        if not title:
+            return
+        try:
+            store.rename(conversation_id, title)
+        except StoreError as exc:
+            screen.notify(str(exc), severity="error", markup=False)
+            return
+        renamed(conversation_id, title)
+
+    try:
+        current = store.get(conversation_id).title
+    except StoreError as exc:
+        screen.notify(str(exc), severity="error", markup=False)
+        return
+    screen.app.push_screen(TextPromptScreen("Rename conversation", current), rename)
+
+
+def delete_conversation(screen: Screen, store: ConversationStore, conversation_id: int,
+                        deleted: Callable[[int], Awaitable[None]]) -> None:
+    async def delete(confirmed: bool) -> None:
+        if not confirmed:
+            return
+        try:
+            store.delete(conversation_id)
+        except StoreError as exc:
+            screen.notify(str(exc), severity="error", markup=False)
+            return
+        await deleted(conversation_id)
+
+    try:
+        title = store.get(conversation_id).title
+    except StoreError as exc:
+        screen.notify(str(exc), severity="error", markup=False)
+        return
+    screen.app.push_screen(ConfirmScreen(f"Delete “{title}”? This cannot be undone.", "Delete"), delete)
+
+
+def export_conversation(screen: Screen, store: ConversationStore, conversation_id: int) -> None:
     """Ask where to write the conversation as Markdown (default: the current folder), then write it."""
-    default = Path.cwd() / export_file_name(store.get(conversation_id).title, conversation_id)
 
     def write(target: str | None) -> None:
         if not target:
@@ -162,4 +197,9 @@ def export_conversation(screen, store: ConversationStore, conversation_id: int) 
             return
         screen.notify(f"Exported to {path}", markup=False)
 
+    try:
+        default = Path.cwd() / export_file_name(store.get(conversation_id).title, conversation_id)
+    except StoreError as exc:
+        screen.notify(str(exc), severity="error", markup=False)
+        return
     screen.app.push_screen(TextPromptScreen("Export to Markdown file", str(default)), write)

@@ -9,29 +9,34 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button
 
-from engine.images import inspect_image
+from engine.images import ImageInfo, inspect_image
 
 
 @dataclass(frozen=True)
 class Attachment:
-    path: str
-    name: str
-    bytes: int
-    width: int
-    height: int
+    path: str                       # absolute, as sent to the engine and saved with the message
+    info: ImageInfo
+    soft_tokens: int | None = None  # prompt tokens it costs with the loaded model's image processor
+
+    @property
+    def name(self) -> str:
+        return self.info.name
 
     @property
     def label(self) -> str:
-        return f"{self.name} · {human_size(self.bytes)} · {self.width}×{self.height}"
+        label = f"{self.info.name} · {human_size(self.info.bytes)} · {self.info.width}×{self.info.height}"
+        return label if self.soft_tokens is None else f"{label} · {self.soft_tokens} tokens"
 
 
-def inspect_attachment(path: str) -> Attachment:
-    """Check an image file and describe it; raises engine.InputError (one line) for anything unusable.
+def inspect_attachment(path: str, processor=None) -> Attachment:
+    """Check an image file and describe it (with its token cost when the model's image `processor` is
+    given); raises engine.InputError (one line) for anything unusable.
 
-    Pillow only, no MLX: safe to call on the UI thread."""
+    Pillow and arithmetic only, no MLX: safe to call on the UI thread."""
     resolved = Path(path).expanduser()
     info = inspect_image(resolved)
-    return Attachment(str(resolved.resolve()), info.name, info.bytes, info.width, info.height)
+    tokens = processor.soft_token_count(info.width, info.height) if processor is not None else None
+    return Attachment(str(resolved.resolve()), info, tokens)
 
 
 def human_size(size: int) -> str:

@@ -21,7 +21,8 @@ class UserMessage(Vertical):
         yield Static("You", classes="role")
         yield Static(self.content, markup=False, classes="user-text")
         if self.image_labels:
-            yield Static("  ".join(f"🖼 {label}" for label in self.image_labels), markup=False, classes="user-images")
+            labels = "  ".join(f"🖼 {label}" for label in self.image_labels)
+            yield Static(labels, markup=False, classes="user-images")
 
 
 class AssistantMessage(Vertical):

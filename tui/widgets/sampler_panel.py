@@ -2,11 +2,13 @@
 
 A value is checked with `engine.Settings(...).validated()` on every keystroke; a bad one shows the
 SettingsError line under the fields and is not used. Every valid change is announced with
-`SamplerPanel.Changed`, which the app applies from the next turn and saves.
+`SamplerPanel.Changed`, which the app applies from the next turn and saves. The panel also chooses what
+the canvas shows for positions not yet accepted (`SamplerPanel.CanvasModeChanged`).
 """
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from textual import on
@@ -18,6 +20,8 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 
 from engine.errors import SettingsError
 from engine.settings import SAMPLERS, Settings
+
+from .canvas import CanvasMode
 
 
 @dataclass(frozen=True)
@@ -63,15 +67,19 @@ def reset_to_checkpoint_defaults(settings: Settings, family: str) -> Settings:
 
 
 def parse_value(field: Field, text: str):
-    """The typed text as the field's type; empty means "checkpoint default" (None). SettingsError if unreadable."""
+    """The typed text as the field's type; empty means the default (for most fields: "use the checkpoint's
+    value"). SettingsError, in the engine's words, if it is not a number of the right kind."""
     text = text.strip()
     if not text:
-        return None
+        return getattr(_DEFAULTS, field.name)
+    what = "a whole number" if field.kind is int else "a number"
     try:
-        return field.kind(text)
+        value = field.kind(text)
     except ValueError:
-        what = "a whole number" if field.kind is int else "a number"
         raise SettingsError(f"{field.label.lower()} must be {what}, got {text!r}")
+    if not math.isfinite(value):
+        raise SettingsError(f"{field.label.lower()} must be {what}, got {text!r}")
+    return value
 
 
 def _shown(value) -> str:
@@ -84,26 +92,42 @@ class SamplerPanel(VerticalScroll):
             super().__init__()
             self.settings = settings
 
+    class CanvasModeChanged(Message):
+        def __init__(self, mode: CanvasMode):
+            super().__init__()
+            self.mode = mode
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.family: str | None = None
         self.settings = Settings()
+        self.canvas_mode: CanvasMode = "candidates"
         self.can_focus = False
 
     def compose(self) -> ComposeResult:
         yield from self._contents()
 
-    async def show_settings(self, family: str | None, settings: Settings) -> None:
+    async def show_settings(self, family: str | None, settings: Settings, canvas_mode: CanvasMode) -> None:
         """Rebuild the fields for `family`, filled from `settings`."""
-        self.family, self.settings = family, settings
+        self.family, self.settings, self.canvas_mode = family, settings, canvas_mode
         await self.remove_children()
         await self.mount_all(self._contents())
+
+    def show_canvas_mode(self, mode: CanvasMode) -> None:
+        """The mode was changed elsewhere (command palette)."""
+        self.canvas_mode = mode
+        for select in self.query("#canvas-mode").results(Select):
+            with select.prevent(Select.Changed):
+                select.value = mode
 
     def _contents(self) -> list[Widget]:
         widgets: list[Widget] = [Static("Sampler settings", classes="panel-title")]
         if self.family not in FIELDS_BY_FAMILY:
             return widgets + [Static("Load a model to see its settings.", classes="panel-hint")]
         widgets.append(Static("Empty = checkpoint default. Used from the next turn.", classes="panel-hint"))
+        widgets.append(Label("Canvas shows, until accepted", classes="field-label"))
+        widgets.append(Select([("the model's candidates", "candidates"), ("the noise / mask tokens", "noise")],
+                              value=self.canvas_mode, allow_blank=False, id="canvas-mode", compact=True))
         for field in FIELDS_BY_FAMILY[self.family]:
             widgets.append(Label(field.label, classes="field-label"))
             widgets.append(self._editor(field, getattr(self.settings, field.name)))
@@ -161,6 +185,12 @@ class SamplerPanel(VerticalScroll):
             event.stop()
             self._apply(field, event.value)
 
+    @on(Select.Changed, "#canvas-mode")
+    def _canvas_mode_changed(self, event: Select.Changed) -> None:
+        event.stop()
+        self.canvas_mode = event.value
+        self.post_message(self.CanvasModeChanged(event.value))
+
     @on(Select.Changed)
     def _select_changed(self, event: Select.Changed) -> None:
         field = self._field(event.select.id)
@@ -172,6 +202,6 @@ class SamplerPanel(VerticalScroll):
     async def _reset(self, event: Button.Pressed) -> None:
         event.stop()
         settings = reset_to_checkpoint_defaults(self.settings, self.family)
-        await self.show_settings(self.family, settings)
+        await self.show_settings(self.family, settings, self.canvas_mode)
         self.post_message(self.Changed(settings))
 
