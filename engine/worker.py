@@ -25,6 +25,8 @@ from typing import Any, Callable, Sequence, Union
 
 from .errors import EngineError
 from .events import BlockCommitted, Finished, Started, Step
+from .generate import generate as engine_generate
+from .loader import load as engine_load
 from .session import Session
 from .settings import Settings
 
@@ -123,14 +125,9 @@ class EngineWorker:
         load: Callable[..., Any] | None = None,
         generate: Callable[..., Any] | None = None,
     ):
-        if load is None or generate is None:
-            from . import generate as engine_generate, load as engine_load
-
-            load = load or engine_load
-            generate = generate or engine_generate
         self._notify = notify
-        self._load = load
-        self._generate = generate
+        self._load = load or engine_load
+        self._generate = generate or engine_generate
         self._commands: queue.Queue = queue.Queue()
         self._lock = threading.Lock()      # guards _next_id, _active and _pending
         self._next_id = 1
@@ -170,11 +167,6 @@ class EngineWorker:
         self._commands.put(_STOP)
         if self._thread.is_alive():
             self._thread.join(timeout)
-
-    @property
-    def busy(self) -> bool:
-        with self._lock:
-            return self._active is not None or bool(self._pending)
 
     def _submit(self, make_job: Callable[[int], _Job]) -> int:
         with self._lock:
