@@ -76,6 +76,19 @@ async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
         # Newlines are drawn as visible marks, and nothing is lost in the wrapping.
         assert "".join(body) == "".join(texts(i)[0] for i in range(length)) and "\n" not in "".join(body)
         assert canvas.size.height == len(canvas._lines)
+        # A shorter frame keeps the height (no layout pass); the next answer starts afresh.
+        short = Step(block=0, step=1, max_steps=4, canvas=np.arange(2, dtype=np.int32),
+                     candidates=np.arange(2, dtype=np.int32), accepted=np.ones(2, bool), newly_accepted=0,
+                     scores=np.zeros(2, np.float32), score_kind="confidence", temperature=None, noise_is_mask=True)
+        tall = canvas.size.height
+        canvas.show(short, texts, "candidates", None)
+        canvas.clear()
+        await pilot.pause()
+        assert canvas.size.height == tall and canvas.display
+        canvas.hide()
+        canvas.show(short, texts, "candidates", None)
+        await pilot.pause()
+        assert canvas.size.height == 2
 
 
 def test_uncertainty_levels_go_from_certain_to_unsure():

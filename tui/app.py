@@ -158,6 +158,8 @@ class DiffusionChatApp(App):
         self.engine_worker.cancel()
 
     async def on_engine_message(self, message: EngineMessage) -> None:
+        if not self.is_running:
+            return  # shutting down: the screens are already gone
         event = message.event
         if isinstance(event, (GenerationUpdate, GenerationFailed)):
             await self.chat.handle_generation_event(event)

@@ -80,6 +80,7 @@ class DenoisingCanvas(Widget):
         self.mode: CanvasMode = "candidates"
         self.total_blocks: int | None = None
         self._lines: list[Strip] = []
+        self._reserved_height = 0  # the most lines a frame of this answer needed: the canvas keeps that height
         self._palette_cache: tuple[str, tuple] | None = None   # (theme, palette): styles change with the theme
 
     def show(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
@@ -87,8 +88,7 @@ class DenoisingCanvas(Widget):
         self._draw()
 
     def clear(self) -> None:
-        """The block committed: blank the canvas but keep its place (and height) for the next block, which
-        saves a layout pass per block."""
+        """The block committed: blank the canvas but keep its place (and height) for the next block."""
         self.step = None
         self._lines = []
         self.refresh()
@@ -97,6 +97,7 @@ class DenoisingCanvas(Widget):
         """The answer is complete."""
         self.step = None
         self._lines = []
+        self._reserved_height = 0
         self.display = False
 
     def on_resize(self) -> None:
@@ -116,7 +117,7 @@ class DenoisingCanvas(Widget):
         )
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
-        return len(self._lines)
+        return self._reserved_height
 
     def render_line(self, y: int) -> Strip:
         return self._lines[y] if y < len(self._lines) else Strip.blank(self.content_size.width, self.rich_style)
@@ -128,14 +129,15 @@ class DenoisingCanvas(Widget):
 
     def _draw(self) -> None:
         self._lines = self._lay_out(self._width())
-        # A layout pass re-arranges (and redraws) the whole screen and costs far more than a frame: ask for one
-        # only when the canvas needs more lines than it has (a shorter frame leaves blank lines until then).
+        # A layout pass re-arranges (and redraws) the whole screen and costs far more than a frame: the canvas
+        # keeps the height of its tallest frame (shorter ones leave blank lines) and asks for a layout only
+        # when it grows.
+        grown = len(self._lines) > self._reserved_height
+        self._reserved_height = max(self._reserved_height, len(self._lines))
         if not self.display:
             self.display = True  # (setting it, even to the same value, costs a layout pass)
-        elif len(self._lines) > self.size.height:
-            self.refresh(layout=True)
         else:
-            self.refresh()
+            self.refresh(layout=grown)
 
     def _palette(self) -> tuple[list[Style], list[Style], Style, Style]:
         """Styles per uncertainty level for accepted and pending positions, the noise and the header."""
