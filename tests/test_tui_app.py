@@ -19,6 +19,7 @@ from tui.screens.help import HelpScreen
 from tui.widgets.attachments import AttachmentChip
 from tui.widgets.canvas import DenoisingCanvas
 from tui.widgets.messages import AssistantMessage, UserMessage
+from tui.widgets.printable import flowing
 from tui.widgets.sampler_panel import SamplerPanel
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
@@ -96,7 +97,9 @@ async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, can
         for block, _, _, shown, _ in canvas_frames:
             assert shown == "".join(committed_blocks[:block])
         assert answer.content == "".join(committed_blocks) and answer.content
-        assert answer.query_one("#answer").source == answer.content
+        # Shown as Markdown, with the random model's control characters made visible (never sent raw).
+        shown = answer.query_one("#answer").source
+        assert shown == flowing(answer.content) and not any(ord(c) < 32 and c not in "\n\t" for c in shown)
         assert not answer.canvas.display and answer.canvas.step is None  # hidden once the answer is complete
         assert answer.status == "complete"
         assert not answer.thinking.display  # no reasoning: no thinking pane

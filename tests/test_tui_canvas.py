@@ -7,6 +7,7 @@ from textual.app import App, ComposeResult
 
 from engine.events import Step
 from tui.widgets.canvas import LEVELS, MASK_GLYPH, DenoisingCanvas, TokenTexts, uncertainty_levels
+from tui.widgets.printable import flowing, one_line
 
 
 class Host(App):
@@ -97,3 +98,10 @@ def test_uncertainty_levels_go_from_certain_to_unsure():
     assert np.all(np.diff(entropy[:4]) >= 0) and entropy[3] == LEVELS - 1
     confidence = uncertainty_levels(np.array([1.0, 0.9, 0.5, 0.0, np.nan]), "confidence")
     assert confidence.tolist() == [0, 1, 4, LEVELS - 1, LEVELS - 1]
+
+
+def test_control_characters_never_reach_the_terminal_raw():
+    raw = "a\x08b\x1b[2Jc\r\nd\te\x7f\x9b"
+    assert flowing(raw) == "a\u2408b\u241b[2Jc\nd\te\u2421\ufffd"
+    assert one_line(raw) == "a\u2408b\u241b[2Jc↵↵d→e\u2421\ufffd"
+    assert TokenTexts(lambda token: "\x08")(0) == ("\u2408", 1)

@@ -24,6 +24,8 @@ from textual.widget import Widget
 
 from engine.events import Step
 
+from .printable import one_line
+
 CanvasMode = Literal["candidates", "noise"]
 CANVAS_MODES: tuple[CanvasMode, ...] = ("candidates", "noise")
 
@@ -31,8 +33,6 @@ MASK_GLYPH = "░"
 EMPTY_GLYPH = "·"
 # Colour steps between confident and unsure; more are indistinguishable in a terminal.
 LEVELS = 8
-# Control characters would break the layout; show them as visible marks instead.
-_VISIBLE = str.maketrans({"\n": "↵", "\r": "↵", "\t": "→"})
 
 
 class TokenTexts:
@@ -50,7 +50,7 @@ class TokenTexts:
         """(text, width in terminal cells)."""
         entry = self._cache.get(token_id)
         if entry is None:
-            text = self._token_text(token_id).translate(_VISIBLE) or EMPTY_GLYPH
+            text = one_line(self._token_text(token_id)) or EMPTY_GLYPH
             entry = self._cache[token_id] = (text, cell_len(text))
         return entry
 

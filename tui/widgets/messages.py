@@ -9,6 +9,7 @@ from textual.widgets import Collapsible, Markdown, Static
 from engine.events import Step
 
 from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
+from .printable import flowing
 
 
 class UserMessage(Vertical):
@@ -19,7 +20,7 @@ class UserMessage(Vertical):
 
     def compose(self) -> ComposeResult:
         yield Static("You", classes="role")
-        yield Static(self.content, markup=False, classes="user-text")
+        yield Static(flowing(self.content), markup=False, classes="user-text")
         if self.image_labels:
             labels = "  ".join(f"🖼 {label}" for label in self.image_labels)
             yield Static(labels, markup=False, classes="user-images")
@@ -43,9 +44,9 @@ class AssistantMessage(Vertical):
     def compose(self) -> ComposeResult:
         yield Static("Assistant", classes="role")
         with Collapsible(title="Thinking", collapsed=bool(self.content), id="thinking") as thinking:
-            yield Markdown(self.reasoning, id="reasoning")
+            yield Markdown(flowing(self.reasoning), id="reasoning")
         thinking.display = bool(self.reasoning)
-        yield Markdown(self.content, id="answer")
+        yield Markdown(flowing(self.content), id="answer")
         yield DenoisingCanvas(id="canvas")
         note = Static(self._note or _status_note(self.status), markup=False, id="note")
         note.display = bool(note.content)
@@ -74,9 +75,9 @@ class AssistantMessage(Vertical):
         if self.thinking.display:
             self.thinking.collapsed = answer_started
         if reasoning_delta:
-            await self.query_one("#reasoning", Markdown).append(reasoning_delta)
+            await self.query_one("#reasoning", Markdown).append(flowing(reasoning_delta))
         if content_delta:
-            await self.query_one("#answer", Markdown).append(content_delta)
+            await self.query_one("#answer", Markdown).append(flowing(content_delta))
 
     def finish(self, status: str, note: str = "") -> None:
         """End of generation: 'complete', 'cancelled' (committed blocks stay) or 'error' with its message."""
