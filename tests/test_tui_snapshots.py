@@ -20,22 +20,18 @@ def test_empty_chat(app_env, snap_compare):
     assert snap_compare(make_app("dg_text"), terminal_size=SIZE, run_before=_model_loaded)
 
 
-def test_sampler_panel_open(app_env, snap_compare):
-    async def open_panel(pilot) -> None:
-        await _model_loaded(pilot)
-        await pilot.press("ctrl+b")
-        await pilot.pause()
+async def _sampler_panel_open(pilot) -> None:
+    await _model_loaded(pilot)
+    await pilot.press("ctrl+b")
+    await pilot.pause()
 
-    assert snap_compare(make_app("dg_text"), terminal_size=SIZE, run_before=open_panel)
+
+def test_sampler_panel_open(app_env, snap_compare):
+    assert snap_compare(make_app("dg_text"), terminal_size=SIZE, run_before=_sampler_panel_open)
 
 
 def test_llada2_sampler_panel(app_env, snap_compare):
-    async def open_panel(pilot) -> None:
-        await _model_loaded(pilot)
-        await pilot.press("ctrl+b")
-        await pilot.pause()
-
-    assert snap_compare(make_app("llada2"), terminal_size=SIZE, run_before=open_panel)
+    assert snap_compare(make_app("llada2"), terminal_size=SIZE, run_before=_sampler_panel_open)
 
 
 def test_model_picker(app_env, snap_compare):

@@ -80,6 +80,12 @@ class Recorder:
             if isinstance(event, kind):
                 return event
 
+    def wait_finished(self) -> GenerationUpdate:
+        """The next generation's `Finished` update (the updates before it land in `seen`)."""
+        while not isinstance((update := self.wait(GenerationUpdate)).event, Finished):
+            pass
+        return update
+
 
 @pytest.fixture
 def make_worker():
@@ -122,10 +128,7 @@ def test_load_and_generate_run_on_one_thread_and_only_rare_events_are_notified(m
     assert loaded.job == load_job and isinstance(loaded.model, FakeModel)
 
     job = worker.generate(GenerationRequest([{"role": "user", "content": "hi"}], engine.Settings()))
-    recorder.wait(GenerationUpdate)
-    finished = recorder.wait(GenerationUpdate)
-    while not isinstance(finished.event, Finished):
-        finished = recorder.wait(GenerationUpdate)
+    recorder.wait_finished()
     kinds = [type(e.event).__name__ for e in recorder.seen if isinstance(e, GenerationUpdate)]
     assert kinds == ["Started", "BlockCommitted", "Finished"]  # steps never go through notify
     assert all(e.job == job for e in recorder.seen if isinstance(e, GenerationUpdate))
@@ -157,18 +160,13 @@ def test_cancel_stops_a_generation_and_the_thread_keeps_serving(make_worker):
         assert time.monotonic() < deadline
         time.sleep(0.005)
     worker.cancel()
-    finished = recorder.wait(GenerationUpdate)
-    while not isinstance(finished.event, Finished):
-        finished = recorder.wait(GenerationUpdate)
+    finished = recorder.wait_finished()
     assert finished.event.finish_reason == "cancelled" and steps_after_cancel
     # A new job gets a fresh cancel flag.
     second = worker.generate(GenerationRequest([{"role": "user", "content": "again"}], engine.Settings()))
     time.sleep(0.05)
     worker.cancel()
-    again = recorder.wait(GenerationUpdate)
-    while not isinstance(again.event, Finished):
-        again = recorder.wait(GenerationUpdate)
-    assert again.job == second
+    assert recorder.wait_finished().job == second
 
 
 @pytest.mark.parametrize(
