@@ -13,7 +13,7 @@ else:
 
 from textual.widgets import Input, OptionList
 
-from engine.events import Finished
+from engine.events import Finished, Started
 from tui.screens.conversations import ConversationsScreen
 from tui.screens.help import HelpScreen
 from tui.widgets.attachments import AttachmentChip
@@ -65,19 +65,19 @@ def committed_blocks(monkeypatch):
     return blocks
 
 
-def finished_events(app, monkeypatch) -> list[Finished]:
-    """Record the Finished events the chat screen handles."""
-    finished = []
+def engine_events(app, monkeypatch, kind) -> list:
+    """Record the engine events of type `kind` (Started, Finished) that the chat screen handles."""
+    seen = []
     chat = app.chat
     original = chat.handle_generation_event
 
-    async def handle(event):
-        if isinstance(getattr(event, "event", None), Finished):
-            finished.append(event.event)
-        await original(event)
+    async def handle(update):
+        if isinstance(getattr(update, "event", None), kind):
+            seen.append(update.event)
+        await original(update)
 
     monkeypatch.setattr(chat, "handle_generation_event", handle)
-    return finished
+    return seen
 
 
 async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, canvas_frames, committed_blocks):
@@ -115,7 +115,7 @@ async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canv
     app = make_app("dg_text", max_tokens=256, max_denoising_steps=48, seed=3)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        finished = finished_events(app, monkeypatch)
+        finished = engine_events(app, monkeypatch, Finished)
         await send(pilot, "hello there")
         # Let the first block commit and a later one start denoising.
         await wait_for(pilot, lambda: any(block >= 1 for block, *_ in canvas_frames), "block 2 to be denoising")
@@ -153,7 +153,7 @@ async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(a
     app = make_app("dg_text", max_tokens=32, max_denoising_steps=None)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        finished = finished_events(app, monkeypatch)
+        finished = engine_events(app, monkeypatch, Finished)
         requests = []
         generate = app.engine_worker.generate
         monkeypatch.setattr(app.engine_worker, "generate",
@@ -231,23 +231,13 @@ async def test_a_text_only_model_refuses_images_at_attach_time(app_env, tmp_path
 async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, monkeypatch):
     from PIL import Image
 
-    from engine.events import Started
-
     picture = tmp_path / "cat.png"
     Image.new("RGB", (64, 48), "orange").save(picture)
     app = make_app("dg_vision", max_tokens=16, max_denoising_steps=3)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         assert app.model.supports_images
-        started = []
-        handle = app.chat.handle_generation_event
-
-        async def record(event):
-            if isinstance(getattr(event, "event", None), Started):
-                started.append(event.event)
-            await handle(event)
-
-        monkeypatch.setattr(app.chat, "handle_generation_event", record)
+        started = engine_events(app, monkeypatch, Started)
         chat = app.chat
         chat.prompt.value = f"/image {picture}"
         await pilot.press("enter")
