@@ -46,6 +46,10 @@ class Model:
     def supports_images(self) -> bool:
         return self.processor is not None
 
+    def setting_defaults(self) -> dict:
+        """The value each `engine.Settings` field left as None takes with this checkpoint (pure Python)."""
+        return self.generation_module.checkpoint_defaults(self)
+
 
 def family_of(files: CheckpointFiles) -> str:
     model_type = files.config.get("model_type")

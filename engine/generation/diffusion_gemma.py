@@ -326,3 +326,15 @@ def _denoise_block(network, cache, rng, s: DiffusionSettings, block: int, length
             mx.eval(committed)
             return [int(t) for t in np.array(committed[0])], k + 1, stop_reason
     raise AssertionError("unreachable: the last step always ends the block")
+
+
+def checkpoint_defaults(model) -> dict:
+    """What each setting left unset means for this checkpoint (for a settings panel)."""
+    s = resolve_settings(Settings(), model.generation_config, model.network.canvas_length)
+    return {
+        "max_tokens": s.max_tokens, "max_denoising_steps": s.steps, "diffusion_sampler": s.sampler,
+        "diffusion_threshold": s.threshold, "entropy_bound": s.entropy_bound, "t_min": s.t_min, "t_max": s.t_max,
+        "stability_threshold": s.stability_threshold, "confidence_threshold": s.confidence_threshold,
+        "temp": s.temp, "seed": s.seed, "diffusion_min_canvas_length": s.min_canvas,
+        "diffusion_max_canvas_length": s.max_canvas, "diffusion_full_canvas": s.full_canvas,
+    }

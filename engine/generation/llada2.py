@@ -257,3 +257,13 @@ def _denoise_block(network, cache, rng, s: LLaDA2Settings, block: int, prompt_ta
         )
         step += 1
     return [int(t) for t in ids], step, "all_positions_revealed"
+
+
+def checkpoint_defaults(model) -> dict:
+    """What each setting left unset means for this checkpoint (for a settings panel)."""
+    s = resolve_settings(Settings(), model.generation_config)
+    return {
+        "max_tokens": s.max_tokens, "block_length": s.block_length, "max_denoising_steps": s.steps,
+        "diffusion_threshold": s.threshold, "diffusion_threshold_end": s.threshold_end, "temp": s.temp,
+        "top_k": s.top_k, "top_p": s.top_p, "seed": s.seed,
+    }

@@ -140,7 +140,8 @@ class ChatScreen(Screen):
         self.sub_title = f"{model.name} · {model.label}" if model else ""
         family = model.family if model else None
         settings = self.app.settings_for(family) if family else Settings()
-        await self.query_one(SamplerPanel).show_settings(family, settings, self.app.config.canvas_mode)
+        defaults = model.setting_defaults() if model else {}
+        await self.query_one(SamplerPanel).show_settings(family, settings, self.app.config.canvas_mode, defaults)
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)

@@ -102,14 +102,18 @@ class SamplerPanel(VerticalScroll):
         self.family: str | None = None
         self.settings = Settings()
         self.canvas_mode: CanvasMode = "candidates"
+        self.defaults: dict = {}
         self.can_focus = False
 
     def compose(self) -> ComposeResult:
         yield from self._contents()
 
-    async def show_settings(self, family: str | None, settings: Settings, canvas_mode: CanvasMode) -> None:
-        """Rebuild the fields for `family`, filled from `settings`."""
+    async def show_settings(self, family: str | None, settings: Settings, canvas_mode: CanvasMode,
+                            defaults: dict | None = None) -> None:
+        """Rebuild the fields for `family`, filled from `settings`; empty fields show the checkpoint's
+        value from `defaults` (`engine.Model.setting_defaults()`)."""
         self.family, self.settings, self.canvas_mode = family, settings, canvas_mode
+        self.defaults = defaults or {}
         await self.remove_children()
         await self.mount_all(self._contents())
 
@@ -141,9 +145,13 @@ class SamplerPanel(VerticalScroll):
             return Switch(value=bool(value), id=editor_id)
         if field.kind is str:
             options = [(choice, choice) for choice in field.choices]
-            return Select(options, value=value if value in field.choices else Select.NULL, prompt="checkpoint default",
+            default = self.defaults.get(field.name)
+            return Select(options, value=value if value in field.choices else Select.NULL,
+                          prompt=f"{default} (checkpoint)" if default else "checkpoint default",
                           allow_blank=True, id=editor_id, compact=True)
-        return Input(_shown(value), placeholder="default", id=editor_id, compact=True)
+        default = self.defaults.get(field.name)
+        placeholder = "off" if default is None and field.name in ("top_k", "top_p") else _shown(default) or "default"
+        return Input(_shown(value), placeholder=placeholder, id=editor_id, compact=True)
 
     def _field(self, editor_id: str | None) -> Field | None:
         name = (editor_id or "").removeprefix("setting-")
