@@ -7,14 +7,19 @@ per second), on
   * a mid-size random DiffusionGemma checkpoint it writes to a temp folder (hidden 512, 8 layers,
     32 experts, vocab 32k, canvas 256), unless --skip-mid-size.
 
-Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2]
+With --compare-blas it also times the mid-size checkpoint in a child process without OpenBLAS (MLX's
+bundled reference BLAS and its gather_mm experts), so the speed-up is measured within one run.
+
+Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2] [--compare-blas]
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import platform
+import subprocess
 import sys
 import tempfile
 import time
@@ -58,6 +63,13 @@ def measure(path: str, steps: int, blocks: int, prompt_tokens: int) -> dict:
     }
 
 
+def measure_in_child(folder: str, args, env: dict) -> dict:
+    command = [sys.executable, __file__, "--measure-only", folder, "--steps", str(args.steps),
+               "--blocks", str(args.blocks), "--prompt-tokens", str(args.prompt_tokens)]
+    output = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout
+    return json.loads(output.strip().splitlines()[-1])
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", help="checkpoint folder (repeatable)")
@@ -65,8 +77,14 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=2)
     parser.add_argument("--prompt-tokens", type=int, default=64)
     parser.add_argument("--skip-mid-size", action="store_true")
+    parser.add_argument("--compare-blas", action="store_true", help="also time the mid-size model without OpenBLAS")
+    parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # child process: one checkpoint, JSON out
     args = parser.parse_args()
+    if args.measure_only:
+        print(json.dumps(measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens)))
+        return
     results = [measure(m, args.steps, args.blocks, args.prompt_tokens) for m in (args.model or [str(FIXTURE)])]
+    comparison = None
     if not args.skip_mid_size:
         from random_checkpoint import write_random_dg_checkpoint
 
@@ -75,8 +93,16 @@ def main() -> None:
             entry = measure(folder, args.steps, args.blocks, args.prompt_tokens)
             entry["model"] = "random mid-size (hidden 512, 8 layers, 32 experts top-4, vocab 32768, canvas 256)"
             results.append(entry)
+            if args.compare_blas:
+                plain = measure_in_child(folder, args, {"DIFFUSION_CHAT_NO_OPENBLAS": "1"})
+                comparison = {
+                    "reference_blas_ms_per_step": plain["ms_per_step"],
+                    "this_run_ms_per_step": entry["ms_per_step"],
+                    "speedup": round(plain["ms_per_step"] / entry["ms_per_step"], 2),
+                }
     print(json.dumps({
         "benchmark": "denoise",
+        "blas_comparison": comparison,
         "device": str(mx.default_device()),
         "mlx": mx.__version__,
         "machine": platform.machine(),
