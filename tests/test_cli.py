@@ -84,3 +84,12 @@ def test_help_explains_both_commands(capsys):
     with pytest.raises(SystemExit):
         main(["generate", "--help"])
     assert "--json" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("args", [["--max-tokens", "abc"], ["--temp", "hot"], ["--no-such-flag"], []])
+def test_unparseable_flags_are_one_line_too(capsys, args):
+    with pytest.raises(SystemExit) as exit_info:
+        main(["generate", "--model", DG, *(["--prompt", "hi"] if args else []), *args])
+    err = capsys.readouterr().err
+    assert exit_info.value.code == 2
+    assert err.count("\n") == 1 and "error:" in err and "usage:" not in err

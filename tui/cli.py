@@ -28,6 +28,14 @@ Generate one reply without the app. The answer streams to stdout block by block;
 reasoning goes to stderr. --json prints one JSON object instead; --profile adds timings."""
 
 
+class Parser(argparse.ArgumentParser):
+    """argparse, but a bad flag is one line too (argparse would print the whole usage first)."""
+
+    def error(self, message: str):
+        print(f"{self.prog}: error: {message} (see --help)", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--model", "-m", help="checkpoint folder or Hugging Face id")
     parser.add_argument("--image", action="append", default=[], metavar="PATH",
@@ -79,7 +87,7 @@ def settings_from_args(args: argparse.Namespace):
 
 
 def app_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="diffusion-chat", description=DESCRIPTION,
+    parser = Parser(prog="diffusion-chat", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_flags(parser)
     add_sampler_flags(parser)
@@ -87,7 +95,7 @@ def app_parser() -> argparse.ArgumentParser:
 
 
 def generate_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="diffusion-chat generate", description=GENERATE_DESCRIPTION,
+    parser = Parser(prog="diffusion-chat generate", description=GENERATE_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_flags(parser)
     parser.add_argument("--prompt", "-p", required=True, help="the user message ('-' reads stdin)")
