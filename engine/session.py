@@ -23,6 +23,11 @@ class Session:
     def reset(self) -> None:
         self.cache, self.ids, self.images, self.family = None, [], [], None
 
+    def remember(self, cache, ids: Sequence[int], family: str, images: Sequence[ImageRun] = ()) -> None:
+        """Record what `cache` holds. Called as soon as the prompt is encoded, so a generation that fails
+        later still leaves the session consistent (anything the cache holds beyond `ids` is trimmed)."""
+        self.cache, self.ids, self.images, self.family = cache, list(ids), list(images), family
+
     def reusable_prefix(self, prompt_ids: Sequence[int], family: str, align: int = 1,
                         images: Sequence[ImageRun] = ()) -> int:
         """How many leading prompt tokens can be served from the cache.
@@ -40,6 +45,7 @@ class Session:
                 break
             common += 1
         common = min(common, len(prompt_ids) - 1)  # always encode at least one new token
+        common = min(common, self.cache.offset)     # never more than the cache really holds
         for start, end, digest in images:
             if start < common and ((start, end, digest) not in self.images or end > common):
                 common = start

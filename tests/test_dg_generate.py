@@ -227,3 +227,27 @@ def test_empty_prompt_is_refused(model):
         list(engine.generate(model, messages=[{"role": "user", "content": "  "}]))
     with pytest.raises(engine.InputError, match="empty"):
         list(engine.generate(model, prompt_ids=[]))
+
+
+def test_a_turn_that_fails_mid_generation_leaves_the_session_consistent(model, monkeypatch):
+    settings = engine.Settings(max_tokens=32, max_denoising_steps=3)
+    session = engine.Session()
+    list(engine.generate(model, prompt_ids=[2, 105, 194, 488, 191, 107, 164, 181, 198], settings=settings,
+                         session=session))
+    original = type(model.network).denoise
+
+    def out_of_memory(*args, **kwargs):
+        raise RuntimeError("out of memory")
+
+    # Turn 2 shares only a short prefix, encodes its own prompt, then fails in the first denoising step.
+    monkeypatch.setattr(type(model.network), "denoise", out_of_memory)
+    with pytest.raises(RuntimeError):
+        list(engine.generate(model, prompt_ids=[2, 105, 194, 300, 301, 302, 303], settings=settings,
+                             session=session))
+    monkeypatch.setattr(type(model.network), "denoise", original)
+    # Turn 3 repeats turn 1's prompt: whatever is reused must be what the cache really holds.
+    turn1 = [2, 105, 194, 488, 191, 107, 164, 181, 198]
+    reused = run(model, prompt_ids=turn1, settings=settings, session=session)
+    fresh = run(model, prompt_ids=turn1, settings=settings)
+    assert reused[2].token_ids == fresh[2].token_ids
+    assert reused[0][0].encoded_tokens == len(turn1) - 3  # only [2, 105, 194] was still valid

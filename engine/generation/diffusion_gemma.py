@@ -175,8 +175,13 @@ def _prefill(network, prompt_ids, session, pixel_values, token_type_ids):
     new_pixels = [pixels for pixels, (start, _, _) in zip(pixel_values or [], images) if start >= kept]
     if new_pixels:
         kwargs = {"pixel_values": new_pixels, "token_type_ids": mx.array([token_type_ids[kept:]], dtype=mx.int32)}
-    cache = network.prefill(new_ids, cache, **kwargs)
-    mx.eval(cache.arrays())
+    try:
+        cache = network.prefill(new_ids, cache, **kwargs)
+        mx.eval(cache.arrays())
+    except BaseException:
+        if session is not None:
+            session.reset()  # a half-written cache must never be reused
+        raise
     return cache, len(prompt_ids) - kept, images
 
 
@@ -203,6 +208,8 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
     clock = Clock()
 
     cache, encoded, images = _prefill(network, prompt_ids, session, pixel_values, token_type_ids)
+    if session is not None:
+        session.remember(cache, prompt_ids, FAMILY, images)
     clock.prefill_s = time.perf_counter() - clock.start
     encoded_ids = list(prompt_ids)
     yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=encoded, prefill_s=clock.prefill_s,
@@ -242,7 +249,7 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
             network.commit(mx.array([tail], dtype=mx.int32), cache)
             encoded_ids += tail
         mx.eval(cache.arrays())
-        session.cache, session.ids, session.images, session.family = cache, encoded_ids, images, FAMILY
+        session.remember(cache, encoded_ids, FAMILY, images)
     yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
 
 

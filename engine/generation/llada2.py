@@ -175,7 +175,12 @@ def _prefill(network, prompt_ids: list[int], block_length: int, session):
     else:
         cache = network.make_cache(block_length)
     if whole > kept:
-        network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length)
+        try:
+            network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length)
+        except BaseException:
+            if session is not None:
+                session.reset()  # a half-written cache must never be reused
+            raise
     return cache, prompt_ids[:whole], len(prompt_ids) - kept
 
 
@@ -184,6 +189,8 @@ def _generate(model, prompt_ids: list[int], s: LLaDA2Settings, rng, stops, cance
     text = TextAssembler(model.tokenizer)
     clock = Clock()
     cache, cached_ids, encoded = _prefill(network, prompt_ids, s.block_length, session)
+    if session is not None:
+        session.remember(cache, cached_ids, FAMILY)
     clock.prefill_s = time.perf_counter() - clock.start
     yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=encoded, prefill_s=clock.prefill_s,
                   block_length=s.block_length)
@@ -217,7 +224,7 @@ def _generate(model, prompt_ids: list[int], s: LLaDA2Settings, rng, stops, cance
         block += 1
 
     if session is not None:
-        session.cache, session.ids, session.family = cache, cached_ids, FAMILY
+        session.remember(cache, cached_ids, FAMILY)
     yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block,
                               [s.block_length] * len(steps_per_block), len(prompt_ids))
 
