@@ -7,6 +7,7 @@ of the prompt is encoded.
 
 from __future__ import annotations
 
+from contextlib import contextmanager
 from typing import Sequence
 
 # An image's token run in a prompt: (start, end, digest of its pixels).
@@ -22,6 +23,16 @@ class Session:
 
     def reset(self) -> None:
         self.cache, self.ids, self.images, self.family = None, [], [], None
+
+    @contextmanager
+    def writing_cache(self):
+        """Around a write to the cache (the prompt's encoder pass): if it fails, forget the cache, since a
+        half-written one must never be reused."""
+        try:
+            yield
+        except BaseException:
+            self.reset()
+            raise
 
     def remember(self, cache, ids: Sequence[int], family: str, images: Sequence[ImageRun] = ()) -> None:
         """Record what `cache` holds. Called as soon as the prompt is encoded, so a generation that fails

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -175,13 +176,8 @@ def _prefill(network, prompt_ids, session, pixel_values, token_type_ids):
     new_pixels = [pixels for pixels, (start, _, _) in zip(pixel_values or [], images) if start >= kept]
     if new_pixels:
         kwargs = {"pixel_values": new_pixels, "token_type_ids": mx.array([token_type_ids[kept:]], dtype=mx.int32)}
-    try:
+    with session.writing_cache() if session is not None else nullcontext():
         cache = network.prefill(new_ids, cache, **kwargs)
-        mx.eval(cache.arrays())
-    except BaseException:
-        if session is not None:
-            session.reset()  # a half-written cache must never be reused
-        raise
     return cache, len(prompt_ids) - kept, images
 
 
@@ -248,7 +244,6 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
         if tail:  # so the next turn can reuse the whole reply when it re-tokenizes the same way
             network.commit(mx.array([tail], dtype=mx.int32), cache)
             encoded_ids += tail
-        mx.eval(cache.arrays())
         session.remember(cache, encoded_ids, FAMILY, images)
     yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
 

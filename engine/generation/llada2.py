@@ -20,6 +20,7 @@ Deliberate differences from the official code, none of which changes a trajector
 from __future__ import annotations
 
 import time
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Iterator
 
@@ -175,12 +176,8 @@ def _prefill(network, prompt_ids: list[int], block_length: int, session):
     else:
         cache = network.make_cache(block_length)
     if whole > kept:
-        try:
+        with session.writing_cache() if session is not None else nullcontext():
             network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length)
-        except BaseException:
-            if session is not None:
-                session.reset()  # a half-written cache must never be reused
-            raise
     return cache, prompt_ids[:whole], len(prompt_ids) - kept
 
 
