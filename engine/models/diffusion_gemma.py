@@ -309,7 +309,8 @@ class Router(nn.Module):
 
     def __call__(self, residual: mx.array) -> tuple[mx.array, mx.array]:
         scores = self.proj(mx.fast.rms_norm(residual, None, self.eps) * self.scale * self.input_scale)
-        indices = mx.argpartition(scores, kth=-self.top_k, axis=-1)[..., -self.top_k:]
+        # Integer routing decisions carry no gradient (training goes through the weights only).
+        indices = mx.stop_gradient(mx.argpartition(scores, kth=-self.top_k, axis=-1)[..., -self.top_k:])
         weights = mx.softmax(mx.take_along_axis(scores, indices, axis=-1).astype(mx.float32), axis=-1, precise=True)
         return indices, (weights * self.per_expert_scale[indices]).astype(residual.dtype)
 

@@ -108,7 +108,7 @@ def gather_sort(x: mx.array, indices: mx.array):
     """Sort token-expert pairs by expert so gather_mm reads each expert's weight once (worth it for many tokens)."""
     *_, m = indices.shape
     indices = indices.flatten()
-    order = mx.argsort(indices)
+    order = mx.stop_gradient(mx.argsort(indices))
     inv_order = mx.argsort(order)
     return x.flatten(0, -3)[order // m], indices[order], inv_order
 
