@@ -5,23 +5,35 @@ Public API:
     for event in engine.generate(model, messages=[{"role": "user", "content": "Hi"}], settings=engine.Settings()):
         ...
 
-The engine never imports the UI (Textual); events are plain data (engine.events).
+The engine never imports the UI (Textual); events are plain data (engine.events). Names are imported on first
+use (PEP 562), so `engine.settings`, `engine.errors`, `engine.events` and `engine.families` load without MLX.
 """
+
+from __future__ import annotations
+
+import importlib
 
 from ._blas import prefer_openblas
 
-prefer_openblas()  # before anything imports MLX
+prefer_openblas()  # a library load, not an MLX import: it must happen before anything imports MLX
 
-from .errors import CheckpointError, EngineError, InputError, SettingsError
-from .events import BlockCommitted, Event, Finished, Started, Stats, Step
-from .generate import generate
-from .loader import Model, load
-from .randomness import Randomness, SeededRandomness
-from .session import Session
-from .settings import Settings
+_EXPORTS = {
+    "CheckpointError": "errors", "EngineError": "errors", "InputError": "errors", "SettingsError": "errors",
+    "BlockCommitted": "events", "Event": "events", "Finished": "events", "Started": "events", "Stats": "events",
+    "Step": "events",
+    "generate": "api",
+    "Model": "loader", "load": "loader",
+    "Randomness": "randomness", "SeededRandomness": "randomness",
+    "Session": "session",
+    "Settings": "settings",
+}
 
-__all__ = [
-    "BlockCommitted", "CheckpointError", "EngineError", "Event", "Finished", "InputError", "Model",
-    "Randomness", "SeededRandomness", "Session", "Settings", "SettingsError", "Started", "Stats", "Step",
-    "generate", "load",
-]
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str):
+    if name not in _EXPORTS:
+        raise AttributeError(f"module 'engine' has no attribute {name!r}")
+    value = getattr(importlib.import_module(f".{_EXPORTS[name]}", __name__), name)
+    globals()[name] = value  # later look-ups skip this function
+    return value

@@ -14,7 +14,19 @@ class CheckpointError(EngineError):
 
 
 class SettingsError(EngineError):
-    """A sampler or generation setting is outside its valid range."""
+    """A sampler or generation setting is outside its valid range.
+
+    The message names the settings it is about through `{0}`, `{1}`, ... placeholders, so each front end can
+    name them its own way: `str(error)` uses the setting names (`top_p`), `error.render(flag)` the command
+    line's (`--top-p`), the sampler panel its labels."""
+
+    def __init__(self, template: str, *settings: str):
+        self.template = template
+        self.settings = settings
+        super().__init__(self.render())
+
+    def render(self, name=str) -> str:
+        return self.template.format(*map(name, self.settings)) if self.settings else self.template
 
 
 class InputError(EngineError):

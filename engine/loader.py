@@ -19,13 +19,9 @@ from .checkpoint import (
     resolve,
 )
 from .errors import CheckpointError
+from .families import FAMILIES
 from .models.layers import on_cpu
 
-# model_type -> (network module, generation module, label people see)
-FAMILIES: dict[str, tuple[str, str, str]] = {
-    "diffusion_gemma": ("engine.models.diffusion_gemma", "engine.generation.diffusion_gemma", "DiffusionGemma"),
-    "llada2_moe": ("engine.models.llada2_moe", "engine.generation.llada2", "LLaDA-2 MoE"),
-}
 
 
 @dataclass
@@ -64,7 +60,7 @@ def family_of(files: CheckpointFiles) -> str:
 def build_network(files: CheckpointFiles):
     """Construct the family's network from config.json and load its weights (quantized where stored so)."""
     family = family_of(files)
-    module = importlib.import_module(FAMILIES[family][0])
+    module = importlib.import_module(FAMILIES[family].network)
     config = module.ModelConfig.from_dict(files.config)
     network = module.Network(config)
     weights = network.sanitize(load_tensors(files.path))
@@ -94,7 +90,7 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
     return Model(
         family=family,
-        label=FAMILIES[family][2],
+        label=FAMILIES[family].label,
         path=path,
         name=_display_name(model, path),
         config=config,
@@ -103,7 +99,7 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
         network=network,
         tokenizer=tokenizer,
         processor=processor,
-        generation_module=importlib.import_module(FAMILIES[family][1]),
+        generation_module=importlib.import_module(FAMILIES[family].generation),
     )
 
 

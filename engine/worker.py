@@ -25,7 +25,7 @@ from typing import Any, Callable, Sequence, Union
 
 from .errors import EngineError
 from .events import BlockCommitted, Finished, Started, Step
-from .generate import generate as engine_generate
+from .api import generate as engine_generate
 from .loader import load as engine_load
 from .session import Session
 from .settings import Settings
@@ -90,6 +90,7 @@ class GenerationRequest:
     messages: Sequence[dict]
     settings: Settings
     session: Session | None = None
+    think: bool = False
 
 
 @dataclass
@@ -231,6 +232,7 @@ class EngineWorker:
                 self._model,
                 messages=list(request.messages),
                 settings=request.settings,
+                think=request.think,
                 cancel=job.cancel,
                 session=request.session,
             )

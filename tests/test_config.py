@@ -50,16 +50,16 @@ def test_round_trip(path: Path):
     text = path.read_text()
     assert "temp = 1.0" in text  # float settings are written as floats
     assert "[samplers.llada2_moe]" in text and "[samplers.diffusion_gemma]" in text
-    assert loaded.config.sampler_for("llada2_moe") == Settings(block_length=32, temp=1.0, top_p=0.9, seed=3, think=True)
+    assert loaded.config.sampler_for("llada2_moe") == Settings(block_length=32, temp=1.0, top_p=0.9, seed=3)
 
 
-def test_with_sampler_keeps_only_changes_and_ignores_think():
-    config = AppConfig(think=True).with_sampler("diffusion_gemma", Settings(max_tokens=128, think=False))
+def test_with_sampler_keeps_only_the_values_that_are_set():
+    config = AppConfig(think=True).with_sampler("diffusion_gemma", Settings(max_tokens=128))
     assert config.samplers == {"diffusion_gemma": {"max_tokens": 128}}
-    assert config.sampler_for("diffusion_gemma").think is True  # the top-level default wins
-    assert config.with_sampler("diffusion_gemma", Settings()).samplers == {}  # back to defaults: nothing stored
-    with pytest.raises(ConfigError, match="seed"):
-        AppConfig().with_sampler("diffusion_gemma", Settings(seed=None))  # TOML cannot write None
+    assert config.with_sampler("diffusion_gemma", Settings()).samplers == {}  # all unset: nothing stored
+    # A value equal to the checkpoint's default is still a choice the person made: it is kept.
+    assert AppConfig().with_sampler("llada2_moe", Settings(seed=0, diffusion_full_canvas=False)).samplers == {
+        "llada2_moe": {"seed": 0, "diffusion_full_canvas": False}}
     with pytest.raises(ConfigError, match="unknown model family"):
         AppConfig().with_sampler("gpt2", Settings())
 
@@ -84,7 +84,7 @@ BROKEN_FILES = {
     "string for number": ('[samplers.llada2_moe]\ntemp = "hot"\n', "temp must be a number"),
     "bool for int": ("[samplers.llada2_moe]\nseed = true\n", "seed must be an integer"),
     "float for int": ("[samplers.llada2_moe]\nblock_length = 3.5\n", "block_length must be an integer"),
-    "out of range": ("[samplers.llada2_moe]\ntop_p = 1.5\n", "top-p must be in"),
+    "out of range": ("[samplers.llada2_moe]\ntop_p = 1.5\n", "top_p must be in (0, 1]"),
     "bad sampler name": ('[samplers.diffusion_gemma]\ndiffusion_sampler = "greedy"\n', "unknown sampler"),
     "think in sampler": ("[samplers.diffusion_gemma]\nthink = true\n", "top-level think"),
 }
@@ -119,7 +119,7 @@ def test_unreadable_file_is_reported(path: Path):
 def test_saving_an_invalid_config_is_refused(path: Path):
     with pytest.raises(ConfigError, match="canvas_mode"):
         save_config(AppConfig(canvas_mode="sparkles"), path)
-    with pytest.raises(ConfigError, match="top-p"):
+    with pytest.raises(ConfigError, match="top_p"):
         save_config(AppConfig(samplers={"llada2_moe": {"top_p": 2.0}}), path)
     assert not path.exists()
 

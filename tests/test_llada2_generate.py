@@ -331,7 +331,7 @@ def test_eos_beyond_max_tokens_is_not_emitted(model):
 # ---- bad input ------------------------------------------------------------------------------------------------
 
 def test_bad_settings_and_input(model):
-    with pytest.raises(SettingsError, match="block-length"):
+    with pytest.raises(SettingsError, match="block_length"):
         engine.Settings(block_length=0).validated()
     with pytest.raises(SettingsError):
         engine.generate(model, prompt_ids=[1, 2], settings=engine.Settings(block_length=0))

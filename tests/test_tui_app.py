@@ -167,12 +167,13 @@ async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(a
         steps.focus()
         await pilot.press("0")
         await pilot.pause()
-        assert str(error.render()) == "--max-denoising-steps must be a positive integer, got 0"
+        # Named by its panel label: only the command line speaks in flags.
+        assert str(error.render()) == "Steps (max per block) must be a positive integer, got 0"
         assert steps.has_class("-invalid")
         assert app.settings_for("diffusion_gemma").max_denoising_steps is None
         await pilot.press("backspace", "x")
         await pilot.pause()
-        assert "whole number" in str(error.render())
+        assert str(error.render()) == "Steps (max per block) must be an integer, got 'x'"
         await pilot.press("backspace", "3")
         await pilot.pause()
         assert str(error.render()) == "" and not steps.has_class("-invalid")
@@ -338,7 +339,7 @@ async def test_thinking_toggle_is_per_conversation_and_reaches_the_engine(app_en
         assert "thinking on" in app.chat.status_bar.text
         await send(pilot, "second")
         await wait_for_answer(pilot)
-        assert [r.settings.think for r in requests] == [False, True]
+        assert [r.think for r in requests] == [False, True]
         conversation = app.chat.conversation_id
         assert app.store.get(conversation).think is True
         await pilot.press("ctrl+n")

@@ -52,7 +52,7 @@ class AppOptions:
     """What the command line passes to the app."""
 
     model: str | None = None        # folder or Hub id; None: the last model, else the picker
-    # Sampler flags; fields left at their defaults defer to the saved settings.
+    # Sampler flags given on the command line (unset fields defer to the saved settings).
     settings: Settings = field(default_factory=Settings)
     images: list[str] = field(default_factory=list)   # attached to the first message
     think: bool = False
@@ -201,12 +201,7 @@ class DiffusionChatApp(App):
     def settings_for(self, family: str) -> Settings:
         """The sampler settings the next turn of `family` uses: saved ones, with command-line flags on top."""
         if family not in self._settings:
-            defaults = Settings()
-            flags = {
-                name: value for name, value in self.options.settings.to_dict().items()
-                if name != "think" and value != getattr(defaults, name)
-            }
-            self._settings[family] = self.config.sampler_for(family).replace(**flags)
+            self._settings[family] = self.config.sampler_for(family).updated(self.options.settings)
         return self._settings[family]
 
     def remember_settings(self, family: str, settings: Settings) -> None:

@@ -44,46 +44,35 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
 
 
 def add_sampler_flags(parser: argparse.ArgumentParser) -> None:
-    g = parser.add_argument_group("generation", "left out = the checkpoint's generation_config")
-    g.add_argument("--max-tokens", type=int, help="most tokens to generate (default: checkpoint max_new_tokens)")
-    g.add_argument("--max-denoising-steps", type=int, help="denoising steps per block (DiffusionGemma 48, LLaDA-2 32)")
-    g.add_argument("--temp", type=float,
-                   help="proposal temperature: DiffusionGemma 1.0 = the official distribution, 0 = argmax; "
-                        "LLaDA-2 0 = greedy (default)")
-    g.add_argument("--seed", type=int, default=0, help="seed of every random draw (default 0)")
-    d = parser.add_argument_group("DiffusionGemma")
-    d.add_argument("--diffusion-sampler", help="entropy-bound (official, default) or confidence-threshold (mlx-vlm)")
-    d.add_argument("--diffusion-threshold", type=float,
-                   help="confidence threshold in (0, 1] (confidence-threshold sampler 0.9; LLaDA-2 0.95)")
-    d.add_argument("--diffusion-min-canvas-length", type=int, help="shortest canvas for the last block (64)")
-    d.add_argument("--diffusion-max-canvas-length", type=int, help="longest canvas (the checkpoint's canvas_length)")
-    d.add_argument("--diffusion-full-canvas", action="store_true",
-                   help="always use the checkpoint's canvas length (the official algorithm)")
-    d.add_argument("--entropy-bound", type=float, help="entropy budget per step in nats (checkpoint: 0.1)")
-    d.add_argument("--t-min", type=float, help="temperature at the last step (0.4)")
-    d.add_argument("--t-max", type=float, help="temperature at the first step (0.8)")
-    d.add_argument("--stability-threshold", type=int, help="early stop: argmax unchanged for this many steps (1)")
-    d.add_argument("--confidence-threshold", type=float, help="early stop: mean entropy below this (0.005)")
-    l = parser.add_argument_group("LLaDA-2")
-    l.add_argument("--block-length", type=int, help="block length (32)")
-    l.add_argument("--diffusion-threshold-end", type=float,
-                   help="threshold at the last step of a block (linear schedule from --diffusion-threshold)")
-    l.add_argument("--top-k", type=int, help="sample among the k most likely tokens")
-    l.add_argument("--top-p", type=float, help="sample from the smallest set with probability mass p")
+    """One flag per `engine.Settings` field, from its schema. A flag left out is absent from the result (not
+    "equal to the default"), so it never overrides a saved setting; booleans also get a `--no-` form."""
+    from engine.settings import SPECS, flag
+
+    groups = {
+        "both": parser.add_argument_group("generation (both families)",
+                                          "left out = the saved setting, else the checkpoint's generation_config"),
+        "diffusion_gemma": parser.add_argument_group("DiffusionGemma"),
+        "llada2_moe": parser.add_argument_group("LLaDA-2"),
+    }
+    for name, spec in SPECS.items():
+        group = groups["both" if len(spec.families) > 1 else spec.families[0]]
+        options = dict(dest=name, default=argparse.SUPPRESS, help=spec.help)
+        if spec.kind is bool:
+            group.add_argument(flag(name), action=argparse.BooleanOptionalAction, **options)
+        else:
+            # Choices are checked by the schema (one message style), not by argparse.
+            group.add_argument(flag(name), type=spec.kind, metavar=_metavar(spec), **options)
 
 
-SETTING_FLAGS = (
-    "max_tokens", "max_denoising_steps", "temp", "seed", "diffusion_sampler", "diffusion_threshold",
-    "diffusion_min_canvas_length", "diffusion_max_canvas_length", "diffusion_full_canvas", "entropy_bound",
-    "t_min", "t_max", "stability_threshold", "confidence_threshold", "block_length", "diffusion_threshold_end",
-    "top_k", "top_p", "think",
-)
+def _metavar(spec) -> str:
+    return {int: "N", float: "X", str: "NAME"}[spec.kind]
 
 
 def settings_from_args(args: argparse.Namespace):
-    from engine.settings import Settings
+    """The settings given on the command line (only those), checked."""
+    from engine.settings import SPECS, Settings
 
-    return Settings(**{name: getattr(args, name) for name in SETTING_FLAGS}).validated()
+    return Settings(**{name: getattr(args, name) for name in SPECS if hasattr(args, name)}).validated()
 
 
 def app_parser() -> argparse.ArgumentParser:
@@ -111,6 +100,14 @@ def fail(message: str, code: int = 1) -> int:
     return code
 
 
+def fail_with(error: Exception) -> int:
+    """An EngineError as one line; settings are named by their flags here (and only here)."""
+    from engine.errors import SettingsError
+    from engine.settings import flag
+
+    return fail(error.render(flag) if isinstance(error, SettingsError) else str(error))
+
+
 def run_generate(argv: Sequence[str]) -> int:
     args = generate_parser().parse_args(argv)
     from engine.errors import EngineError
@@ -129,13 +126,13 @@ def run_generate(argv: Sequence[str]) -> int:
             {"role": "user", "content": prompt}]
         cancel = threading.Event()
         try:
-            result = _consume(engine.generate(model, messages=messages, settings=settings, cancel=cancel,
-                                              images=args.image or None), stream=not args.json)
+            result = _consume(engine.generate(model, messages=messages, settings=settings, think=args.think,
+                                              cancel=cancel, images=args.image or None), stream=not args.json)
         except KeyboardInterrupt:
             cancel.set()
             return fail("interrupted", 130)
     except EngineError as exc:
-        return fail(str(exc))
+        return fail_with(exc)
     finished, blocks = result
     if args.json:
         print(json.dumps(_as_json(model, finished, blocks), ensure_ascii=False))
@@ -224,7 +221,7 @@ def run_app(argv: Sequence[str]) -> int:
     try:
         settings = settings_from_args(args)
     except EngineError as exc:
-        return fail(str(exc))
+        return fail_with(exc)
     from tui.app import AppOptions, run_app as start
 
     return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think)) or 0

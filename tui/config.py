@@ -13,8 +13,7 @@ A file that cannot be read or checked is never changed: `load_config` reports wh
 returns the defaults, and `save_config` refuses to replace it unless forced. Writes go to a temporary
 file that then replaces the old one, so a crash leaves either the old file or the new one.
 
-`engine` is imported only when sampler settings are checked or built, so reading a file without
-`[samplers]` stays free of MLX.
+Sampler tables are checked against `engine.settings`' schema, which imports no MLX.
 """
 
 from __future__ import annotations
@@ -24,23 +23,22 @@ import dataclasses
 import os
 import sys
 import tempfile
-import typing
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import platformdirs
 import tomli_w
 
+from engine.errors import SettingsError
+from engine.families import FAMILIES
+from engine.settings import SPECS, Settings, coerce
 from themes import DEFAULT_THEME
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
     import tomli as tomllib
-
-if TYPE_CHECKING:
-    from engine.settings import Settings
 
 CONFIG_DIR_ENV = "DIFFUSION_CHAT_CONFIG_DIR"
 CONFIG_FILENAME = "config.toml"
@@ -68,25 +66,13 @@ class AppConfig:
     samplers: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def sampler_for(self, family: str) -> Settings:
-        """The settings a new generation for `family` starts from, including the thinking default."""
-        from engine.settings import Settings
-
-        return Settings.from_dict({**self.samplers.get(family, {}), "think": self.think})
+        """The saved settings a new generation for `family` starts from."""
+        return Settings.from_dict(self.samplers.get(family, {}))
 
     def with_sampler(self, family: str, settings: Settings) -> AppConfig:
-        """A copy that remembers `settings` for `family` (its `think` is ignored: see `think`)."""
-        from engine.settings import Settings
-
+        """A copy that remembers the values `settings` sets for `family` (unset ones are simply not stored)."""
         _check_family(family)
-        defaults = Settings().to_dict()
-        overrides = {}
-        for name, value in settings.validated().to_dict().items():
-            if name == "think" or value == defaults[name]:
-                continue
-            if value is None:
-                # TOML has no null, and leaving the key out already means the default.
-                raise ConfigError(f"cannot save {name} = None for {family}: the settings file can only hold values")
-            overrides[name] = value
+        overrides = settings.validated().to_dict()
         samplers = copy.deepcopy(self.samplers)
         if overrides:
             samplers[family] = overrides
@@ -202,60 +188,25 @@ def _config_from_data(data: dict[str, Any]) -> AppConfig:
 
 
 def _checked_sampler(family: str, table: Any) -> dict[str, Any]:
-    """Type-check one [samplers.<family>] table and validate it through engine.Settings."""
-    from engine.errors import SettingsError
-    from engine.settings import Settings
-
+    """Check one [samplers.<family>] table against the settings schema (types as TOML gave them)."""
     _check_family(family)
     where = f"[samplers.{family}]"
     if not isinstance(table, dict):
         raise ConfigError(f"{where} must be a table")
     if "think" in table:
         raise ConfigError(f"{where} cannot set think; use the top-level think key")
-    hints = typing.get_type_hints(Settings)
-    checked: dict[str, Any] = {}
-    for name, value in table.items():
-        if name not in hints:
-            raise ConfigError(f"{where} has unknown setting {name!r}")
-        checked[name] = _typed_value(where, name, value, hints[name])
     try:
+        for name in table:
+            if name not in SPECS:
+                raise SettingsError(f"has unknown setting {name!r}")
+        checked = {name: coerce(name, value) for name, value in table.items()}
         Settings.from_dict(checked)
     except SettingsError as error:
         raise ConfigError(f"{where} {error}") from None
     return checked
 
 
-def _typed_value(where: str, name: str, value: Any, hint: Any) -> Any:
-    """`value` if TOML gave the type the Settings field wants (an int is fine for a float field)."""
-    wanted = {option for option in typing.get_args(hint) or (hint,) if option is not type(None)}
-    if bool in wanted:
-        if isinstance(value, bool):
-            return value
-        kind = "true or false"
-    elif isinstance(value, bool):  # bool is an int subclass: `seed = true` is a mistake, not 1
-        kind = _kind(wanted)
-    elif int in wanted and isinstance(value, int):
-        return value
-    elif float in wanted and isinstance(value, (int, float)):
-        return float(value)
-    elif str in wanted and isinstance(value, str):
-        return value
-    else:
-        kind = _kind(wanted)
-    raise ConfigError(f"{where} {name} must be {kind}, got {value!r}")
-
-
-def _kind(wanted: set[type]) -> str:
-    if float in wanted:
-        return "a number"
-    if int in wanted:
-        return "an integer"
-    return "a string"
-
-
 def _check_family(family: str) -> None:
-    from engine.loader import FAMILIES
-
     if family not in FAMILIES:
         raise ConfigError(f"unknown model family {family!r}; known: {', '.join(sorted(FAMILIES))}")
 

@@ -28,7 +28,7 @@ from ..errors import InputError
 from ..images import image_runs
 from ..events import BlockCommitted, Started, Step
 from ..randomness import SeededRandomness
-from ..settings import Settings
+from ..settings import Settings, check_temperature_schedule
 from ..text import TextAssembler
 from .common import Clock, cancelled_block, closing_events, emit_block, first_set, is_cancelled, stop_ids
 
@@ -88,8 +88,7 @@ def resolve_settings(settings: Settings, generation_config: dict, canvas_length:
         full_canvas=bool(settings.diffusion_full_canvas),
         seed=int(first_set(settings.seed, 0)),
     )
-    if not resolved.t_max > resolved.t_min:
-        raise InputError(f"t_max ({resolved.t_max}) must be greater than t_min ({resolved.t_min})")
+    check_temperature_schedule(resolved.t_min, resolved.t_max)
     return resolved
 
 

@@ -209,9 +209,9 @@ class ChatScreen(Screen):
         answer = AssistantMessage()
         await self.transcript.mount_all([UserMessage(text, [a.label for a in attachments]), answer])
         self.attachments.clear()
-        settings = app.settings_for(model.family).replace(think=self.think)
+        settings = app.settings_for(model.family)
         job = app.engine_worker.generate(
-            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id))
+            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id), think=self.think)
         )
         budget = settings.max_tokens or model.generation_config.get("max_new_tokens")
         self.generation = Generation(job, self.conversation_id, answer, budget)

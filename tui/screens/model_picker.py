@@ -20,7 +20,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from engine.loader import FAMILIES
+from engine.families import FAMILIES
 
 from ..widgets.prompt import PathSuggester
 
@@ -58,7 +58,7 @@ def cached_checkpoints(cache_dir: str | Path | None = None) -> list[ModelChoice]
         newest = max(repo.revisions, key=lambda revision: revision.last_modified)
         family = _model_type(newest.snapshot_path / "config.json")
         if family in FAMILIES:
-            choices.append(ModelChoice(repo.repo_id, repo.repo_id, f"{FAMILIES[family][2]} · {repo.size_on_disk_str}"))
+            choices.append(ModelChoice(repo.repo_id, repo.repo_id, f"{FAMILIES[family].label} · {repo.size_on_disk_str}"))
     return choices
 
 

@@ -14,6 +14,7 @@ def generate(
     messages: Sequence[dict] | None = None,
     prompt_ids: Sequence[int] | None = None,
     settings: Settings | None = None,
+    think: bool = False,
     randomness=None,
     cancel=None,
     session=None,
@@ -22,7 +23,8 @@ def generate(
     """Generate a reply.
 
     Give chat `messages` (role/content dicts; content is a string or a list of {"type": "text"|"image"} items)
-    or pre-tokenized `prompt_ids`. `settings` fields left as None take the checkpoint's defaults.
+    or pre-tokenized `prompt_ids`. `settings` fields left as None take the checkpoint's defaults. `think` asks
+    the chat template for the reasoning channel.
     `randomness` replaces the seeded default draws (see engine.randomness). `cancel` is anything with
     `is_set()`, checked every denoising step. `session` (engine.Session) keeps the encoder cache of a
     conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
@@ -33,7 +35,7 @@ def generate(
         raise InputError("give either messages or prompt_ids")
     extra = {}
     if messages is not None:
-        prompt = model.tokenizer.prepare_chat(messages, think=settings.think, images=images, processor=model.processor)
+        prompt = model.tokenizer.prepare_chat(messages, think=think, images=images, processor=model.processor)
         prompt_ids = prompt.ids
         if prompt.pixel_values:
             extra = {"pixel_values": prompt.pixel_values, "token_type_ids": prompt.token_type_ids}
