@@ -35,9 +35,10 @@ from textual.drivers.headless_driver import HeadlessDriver  # noqa: E402
 
 import engine  # noqa: E402
 from engine.events import Finished  # noqa: E402
-from engine.worker import (  # noqa: E402
-    EngineWorker, GenerationFailed, GenerationRequest, GenerationUpdate, LoadFailed, ModelLoaded,
+from engine.events import (  # noqa: E402
+    GenerationFailed, GenerationRequest, GenerationUpdate, LoadFailed, ModelLoaded,
 )
+from engine.worker import EngineWorker  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Tell me about block diffusion."}]
 KEY = "x"
@@ -74,7 +75,7 @@ class Headless:
         self.events: queue.Queue = queue.Queue()
         self.worker = EngineWorker(self.events.put).start()
         self.worker.load_model(model_path)
-        self.model = self._next(ModelLoaded).model
+        self.info = self._next(ModelLoaded).info
 
     def _next(self, kind):
         while True:
@@ -85,7 +86,7 @@ class Headless:
                 return event
 
     async def run(self, settings: engine.Settings):
-        self.worker.generate(GenerationRequest(MESSAGES, settings, engine.Session()))
+        self.worker.generate(GenerationRequest(tuple(MESSAGES), settings))
         while True:
             while self.events.empty():
                 await asyncio.sleep(0.005)  # let the (idle) app's loop breathe meanwhile
@@ -110,7 +111,7 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
 
     chat.handle_generation_event = record
     try:
-        app.remember_settings(app.model.family, settings)
+        app.remember_settings(app.model_info.family, settings)
         chat.prompt.focus()
         ui_cpu_start = time.thread_time()  # this coroutine runs on the app's (UI) thread
         # (Pilot's own key presses wait for the app to be idle, which it is not while an answer is written.)
@@ -153,12 +154,13 @@ async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int
     from tui.app import AppOptions, DiffusionChatApp
 
     headless = Headless(model_path)
-    canvas = getattr(headless.model.network, "canvas_length", 32)
+    defaults = headless.info.setting_defaults
+    canvas = defaults.get("diffusion_max_canvas_length") or defaults.get("block_length", 32)
     settings = fixed_steps_settings(steps, canvas * blocks)
     app = DiffusionChatApp(AppOptions(model=model_path))
     app.driver_class = RecordingDriver
     async with app.run_test(headless=False, size=(120, 40)):
-        while app.model is None:
+        while app.model_info is None:
             await asyncio.sleep(0.01)
         await headless.run(settings)                      # warm-ups
         await app_generation(app, settings)

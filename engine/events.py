@@ -1,20 +1,31 @@
-"""The typed event stream that `engine.generate` yields.
+"""The one event protocol between the engine and anything that shows it (the app, the CLI, a server).
 
-This is the only thing the UI learns about a generation. Events carry plain Python / NumPy data,
-never MLX arrays, so the UI thread never touches MLX (MLX streams belong to the engine thread).
+Events carry plain Python / NumPy data, never MLX arrays, so the UI thread never touches MLX (MLX streams
+belong to the engine thread), and this module imports no MLX.
 
-Order of a generation: `Started`, then per block one `Step` per denoising step and one `BlockCommitted`,
-and finally exactly one `Finished` (also after cancellation).
+A generation (`engine.generate`) yields `Started`, then per block one `Step` per denoising step and one
+`BlockCommitted`, and finally exactly one `Finished` (also after cancellation; a cancelled block may have
+no `Step`). Text held back at the end of a block (a marker or a character that could still continue in the
+next block) is delivered once, as `Finished.content_tail` / `reasoning_tail`, never as a pseudo-block. If
+the generation raises instead, there is no `Finished`: the engine thread reports `GenerationFailed`.
+
+The engine thread (`engine.worker`) wraps these per job: `LoadProgress` / `ModelLoaded` / `LoadFailed` for
+loading, `GenerationUpdate` (Started, BlockCommitted, Finished) or `GenerationFailed` for generating, and
+the newest `Step` of a job as a `Frame` in a slot the UI polls.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Literal, Union
+from dataclasses import dataclass
+from typing import Any, Hashable, Literal, Mapping, Union
 
 import numpy as np
 
+from .image_budget import ImageBudget
+from .settings import Settings
+
 FinishReason = Literal["stop", "length", "cancelled"]
+StopReason = Literal["max_denoising_steps", "stable_and_confident", "all_positions_revealed", "cancelled"]
 ScoreKind = Literal["entropy", "confidence"]
 
 
@@ -33,7 +44,8 @@ class Step:
     `canvas` is what the block holds *after* the step (accepted tokens plus noise / mask ids for the
     rest); `candidates` are the model's current best guesses (argmax) for every position; `accepted`
     marks positions that are settled after this step. `scores` is the per-position entropy
-    (DiffusionGemma entropy-bound) or confidence (confidence-threshold, LLaDA-2).
+    (DiffusionGemma entropy-bound) or confidence (confidence-threshold, LLaDA-2). `temperature` is the
+    step's schedule temperature (kept for tests and debugging; no front end needs it).
     """
 
     block: int
@@ -52,15 +64,16 @@ class Step:
 
 @dataclass(frozen=True)
 class BlockCommitted:
-    """A finished block: `token_ids` are what was emitted (cut at EOS / max_tokens)."""
+    """A finished block: `token_ids` are what was emitted (cut at EOS / max_tokens); `committed` is the whole
+    final block as the model decided it (for tests and replays)."""
 
     block: int
     token_ids: tuple[int, ...]
-    committed: tuple[int, ...]   # the whole final block as the model decided it
+    committed: tuple[int, ...]
     content_delta: str
     reasoning_delta: str
     steps: int
-    stop_reason: str             # "max_denoising_steps" | "stable_and_confident" | "all_positions_revealed" | "cancelled" ...
+    stop_reason: StopReason
 
 
 @dataclass(frozen=True)
@@ -86,12 +99,101 @@ class Stats:
 
 @dataclass(frozen=True)
 class Finished:
+    """The end of every generation that did not raise. `content` / `reasoning` are the whole texts; the tails
+    are the part of them no `BlockCommitted` delivered (a consumer that appends deltas appends these last)."""
+
     finish_reason: FinishReason
     token_ids: tuple[int, ...]
     content: str
     reasoning: str
     stats: Stats
-    extra: dict = field(default_factory=dict)
+    content_tail: str = ""
+    reasoning_tail: str = ""
 
 
 Event = Union[Started, Step, BlockCommitted, Finished]
+
+
+# ---- what a front end knows about the loaded model ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class ModelInfo:
+    """The loaded model as a UI sees it: plain data, never the network."""
+
+    name: str
+    family: str                          # model_type
+    label: str                           # "DiffusionGemma"
+    supports_images: bool
+    setting_defaults: Mapping[str, Any]  # what each unset engine.Settings field means for this checkpoint
+    token_texts: tuple[str, ...] = ()    # each id decoded alone (the live canvas); empty for remote models
+    image_budget: ImageBudget | None = None   # the soft-token cost of images, when images are supported
+    context_length: int | None = None    # positions the model can attend to, when known
+    remote: bool = False                 # served by another program (only committed text may arrive)
+
+    def token_text(self, token_id: int) -> str:
+        texts = self.token_texts
+        return texts[token_id] if 0 <= token_id < len(texts) else f"<{token_id}>"
+
+
+# ---- the engine thread's events, per job ----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class LoadProgress:
+    job: int
+    done_bytes: int
+    total_bytes: int | None
+    description: str
+
+
+@dataclass(frozen=True)
+class ModelLoaded:
+    job: int
+    info: ModelInfo
+
+
+@dataclass(frozen=True)
+class LoadFailed:
+    job: int
+    message: str
+    cancelled: bool = False
+
+
+@dataclass(frozen=True)
+class GenerationUpdate:
+    """A rare event of a generation: `Started`, `BlockCommitted` or `Finished` (steps go to the frame slot)."""
+
+    job: int
+    event: Union[Started, BlockCommitted, Finished]
+
+
+@dataclass(frozen=True)
+class GenerationFailed:
+    """A generation that did not finish (its generator raised, or no model was loaded)."""
+
+    job: int
+    message: str
+
+
+@dataclass(frozen=True)
+class Frame:
+    """The newest denoising step of a generation job, as left in the worker's frame slot."""
+
+    job: int
+    step: Step
+
+
+WorkerEvent = Union[LoadProgress, ModelLoaded, LoadFailed, GenerationUpdate, GenerationFailed]
+
+
+@dataclass(frozen=True)
+class GenerationRequest:
+    """One answer to generate: chat messages (images as {"type": "image", "path": ...} items of their user
+    turn), settings, thinking, and the conversation whose prefix cache the engine may reuse (any hashable
+    key; None = no reuse)."""
+
+    messages: tuple[dict, ...]
+    settings: Settings
+    think: bool = False
+    conversation: Hashable | None = None

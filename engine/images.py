@@ -13,155 +13,24 @@ Pillow does the decoding and the resize, so pixels match the reference processor
 
 from __future__ import annotations
 
-import math
-import mimetypes
-import warnings
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Sequence
 
 import mlx.core as mx
 import numpy as np
-from PIL import Image, ImageOps, UnidentifiedImageError
+from PIL import Image
 
 from .checkpoint import read_json
 from .errors import CheckpointError, InputError
-
-# The Gemma 4 processor's defaults (google/gemma-4-26B-A4B-it processor_config.json).
-DEFAULT_MAX_SOFT_TOKENS = 280
-DEFAULT_PATCH_SIZE = 16
-DEFAULT_POOLING_KERNEL_SIZE = 3
-
-# Extensions that are certainly sound or film, on top of what `mimetypes` knows on this system.
-_AUDIO_VIDEO_EXTENSIONS = {
-    ".wav", ".mp3", ".flac", ".ogg", ".oga", ".opus", ".m4a", ".aac", ".aif", ".aiff", ".wma", ".mid", ".midi",
-    ".mp4", ".m4v", ".mov", ".avi", ".mkv", ".webm", ".wmv", ".flv", ".mpg", ".mpeg", ".3gp", ".ogv",
-}
-# ISO-BMFF ("ftyp") brands that are still images (HEIF/AVIF); every other brand is audio or video.
-_STILL_IMAGE_BRANDS = {b"heic", b"heix", b"hevc", b"heim", b"heis", b"hevm", b"hevs", b"mif1", b"msf1", b"avif", b"avis"}
-
-
-@dataclass(frozen=True)
-class ImageInfo:
-    name: str      # file name, for the chip
-    bytes: int     # file size
-    width: int     # as displayed (EXIF orientation applied)
-    height: int
-
-
-def inspect_image(path: str | Path) -> ImageInfo:
-    """Check that `path` is an image the processor can read, and describe it."""
-    path = Path(path).expanduser()
-    size = _checked_file(path).st_size
-    image = open_image(path)
-    return ImageInfo(name=path.name, bytes=size, width=image.width, height=image.height)
-
-
-def open_image(path: str | Path) -> Image.Image:
-    """Decode the whole image (so a truncated file fails here, not later), upright per its EXIF orientation."""
-    path = Path(path).expanduser()
-    _checked_file(path)
-    name = path.name
-    if _is_audio_or_video_name(path):
-        raise _audio_video_error(name)
-    try:
-        # Pillow only warns between 1x and 2x its pixel limit; a bomb is refused either way.
-        with warnings.catch_warnings():
-            warnings.simplefilter("error", Image.DecompressionBombWarning)
-            with Image.open(path) as image:
-                image.load()
-                return ImageOps.exif_transpose(image)
-    except (Image.DecompressionBombError, Image.DecompressionBombWarning):
-        raise InputError(
-            f"{name} is too large to decode safely (more than {Image.MAX_IMAGE_PIXELS:,} pixels); shrink it first"
-        )
-    except UnidentifiedImageError:
-        if _has_audio_or_video_header(path):
-            raise _audio_video_error(name)
-        raise InputError(f"{name} is not an image (or not in a format Pillow can read)")
-    except PermissionError:
-        raise InputError(f"cannot read {name}: permission denied")
-    except (OSError, SyntaxError, ValueError) as exc:
-        # Pillow reports cut-off or damaged data as OSError ("image file is truncated"), SyntaxError
-        # (broken PNG chunks) or ValueError, depending on the codec.
-        if _has_audio_or_video_header(path):
-            raise _audio_video_error(name)
-        raise InputError(f"{name} is truncated or corrupt ({str(exc).splitlines()[0] if str(exc) else 'cannot decode'})")
-
-
-def _audio_video_error(name: str) -> InputError:
-    return InputError(f"{name}: audio/video files are not supported; attach an image (PNG, JPEG, WebP, GIF, ...)")
-
-
-def _checked_file(path: Path):
-    try:
-        stat = path.stat()
-    except FileNotFoundError:
-        raise InputError(f"image not found: {path}")
-    except OSError as exc:
-        raise InputError(f"cannot read {path}: {exc.strerror}")
-    if path.is_dir():
-        raise InputError(f"{path} is a folder, not an image file")
-    if stat.st_size == 0:
-        raise InputError(f"{path.name} is empty (0 bytes)")
-    return stat
-
-
-def _is_audio_or_video_name(path: Path) -> bool:
-    if path.suffix.lower() in _AUDIO_VIDEO_EXTENSIONS:
-        return True
-    mime = mimetypes.guess_type(path.name)[0] or ""
-    return mime.startswith(("audio/", "video/"))
-
-
-def _has_audio_or_video_header(path: Path) -> bool:
-    """Sniff the first bytes for common sound/film containers (a misnamed .mp4 or .wav)."""
-    try:
-        with open(path, "rb") as handle:
-            head = handle.read(16)
-    except OSError:
-        return False
-    if head[:4] == b"RIFF":
-        return head[8:12] in (b"WAVE", b"AVI ")
-    if head[4:8] == b"ftyp":
-        return head[8:12] not in _STILL_IMAGE_BRANDS
-    if head[:4] == b"FORM":
-        return head[8:12] in (b"AIFF", b"AIFC")
-    return head.startswith((
-        b"ID3", b"fLaC", b"OggS", b"\x1aE\xdf\xa3",  # mp3 with tags, FLAC, Ogg, Matroska/WebM
-        b"\x00\x00\x01\xba", b"\x00\x00\x01\xb3",    # MPEG program / video stream
-        b"0&\xb2u\x8ef\xcf\x11", b"FLV", b"MThd",    # ASF (wma/wmv), Flash video, MIDI
-    )) or head[:2] in (b"\xff\xfb", b"\xff\xf3", b"\xff\xf2", b"\xff\xf1", b"\xff\xf9")  # mp3 / AAC frames
-
-
-def target_size(width: int, height: int, max_soft_tokens: int = DEFAULT_MAX_SOFT_TOKENS,
-                patch_size: int = DEFAULT_PATCH_SIZE, pooling_kernel_size: int = DEFAULT_POOLING_KERNEL_SIZE
-                ) -> tuple[int, int]:
-    """(width, height) after the Gemma 4 resize: the largest aspect-preserving size within
-    `max_soft_tokens x pooling^2` patches whose sides are multiples of patch x pooling."""
-    if width <= 0 or height <= 0:
-        raise InputError(f"an image of {width}x{height} pixels has nothing to show")
-    max_patches = max_soft_tokens * pooling_kernel_size ** 2
-    side = patch_size * pooling_kernel_size
-    factor = math.sqrt(max_patches * patch_size ** 2 / (height * width))
-    new_height = math.floor(factor * height / side) * side
-    new_width = math.floor(factor * width / side) * side
-    # A very thin image rounds its short side to 0: give it one pooled row and as long a strip as the budget allows.
-    longest = (max_patches // pooling_kernel_size ** 2) * side
-    if new_height == 0:
-        new_height, new_width = side, min(math.floor(width / height) * side, longest)
-    elif new_width == 0:
-        new_width, new_height = side, min(math.floor(height / width) * side, longest)
-    return new_width, new_height
-
-
-def soft_token_count(width: int, height: int, max_soft_tokens: int = DEFAULT_MAX_SOFT_TOKENS,
-                     patch_size: int = DEFAULT_PATCH_SIZE,
-                     pooling_kernel_size: int = DEFAULT_POOLING_KERNEL_SIZE) -> int:
-    """How many prompt tokens an image of this size costs."""
-    new_width, new_height = target_size(width, height, max_soft_tokens, patch_size, pooling_kernel_size)
-    side = patch_size * pooling_kernel_size
-    return (new_width // side) * (new_height // side)
+from .image_budget import (  # noqa: F401  (re-exported: the processor's arithmetic)
+    DEFAULT_MAX_SOFT_TOKENS,
+    DEFAULT_PATCH_SIZE,
+    DEFAULT_POOLING_KERNEL_SIZE,
+    ImageBudget,
+    soft_token_count,
+    target_size,
+)
+from .image_files import ImageInfo, inspect_image, open_image  # noqa: F401  (re-exported)
 
 
 class ImageProcessor:
@@ -213,11 +82,15 @@ class ImageProcessor:
             raise CheckpointError("processor_config.json: max_soft_tokens, patch_size and pooling_kernel_size must be positive")
         return processor
 
+    @property
+    def budget(self) -> ImageBudget:
+        return ImageBudget(self.max_soft_tokens, self.patch_size, self.pooling_kernel_size)
+
     def target_size(self, width: int, height: int) -> tuple[int, int]:
-        return target_size(width, height, self.max_soft_tokens, self.patch_size, self.pooling_kernel_size)
+        return self.budget.target_size(width, height)
 
     def soft_token_count(self, width: int, height: int) -> int:
-        return soft_token_count(width, height, self.max_soft_tokens, self.patch_size, self.pooling_kernel_size)
+        return self.budget.soft_token_count(width, height)
 
     def preprocess(self, image_path: str | Path) -> tuple[mx.array, int]:
         """An image file -> (pixel_values float32 [3, H', W'], soft-token count)."""

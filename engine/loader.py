@@ -19,6 +19,7 @@ from .checkpoint import (
     resolve,
 )
 from .errors import CheckpointError
+from .events import ModelInfo
 from .families import FAMILIES
 from .models.layers import on_cpu
 
@@ -45,6 +46,18 @@ class Model:
     def setting_defaults(self) -> dict:
         """The value each `engine.Settings` field left as None takes with this checkpoint (pure Python)."""
         return self.generation_module.checkpoint_defaults(self)
+
+    def info(self) -> ModelInfo:
+        """What a UI may know about this model: plain data, decoded once here on the engine thread."""
+        return ModelInfo(
+            name=self.name,
+            family=self.family,
+            label=self.label,
+            supports_images=self.supports_images,
+            setting_defaults=self.setting_defaults(),
+            token_texts=self.tokenizer.token_texts(self.network.vocab_size),
+            image_budget=self.processor.budget if self.processor is not None else None,
+        )
 
 
 def family_of(files: CheckpointFiles) -> str:

@@ -107,6 +107,10 @@ class Tokenizer:
         """What one id looks like on its own (for the live canvas)."""
         return self.backend.decode([int(token_id)], skip_special_tokens=False)
 
+    def token_texts(self, count: int) -> tuple[str, ...]:
+        """`token_text` of ids 0..count-1 in one batch (ids the tokenizer lacks decode to "")."""
+        return tuple(self.backend.decode_batch([[i] for i in range(count)], skip_special_tokens=False))
+
     def id_of(self, token: str) -> int | None:
         return self.backend.token_to_id(token)
 

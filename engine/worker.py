@@ -1,17 +1,18 @@
 """The engine thread: one long-lived thread that owns MLX for the whole life of an app.
 
 MLX ties its streams to the thread that created them, so the model is loaded and every generation runs
-on this one thread. A UI talks to it through three things:
+on this one thread, and everything holding MLX arrays (the model, the conversations' prefix caches) lives
+here and nowhere else. A UI talks to it through three things:
 
-* commands (`load_model`, `generate`, `cancel`, `close`), queued and run one at a time;
+* commands (`load_model`, `generate`, `cancel`, `forget`, `close`), queued and run one at a time;
 * `latest_frame`, a slot that holds only the newest denoising `Step` (overwritten every step, read by the UI
   on its own timer, so a slow UI never slows the engine and never sees a backlog);
-* `notify`, a callback the UI supplies for the rare events (load progress, model ready, generation
-  started / block committed / finished, errors). It is called on the engine thread (or on the download
-  thread for progress) and must return quickly, e.g. by posting a message to the UI's own queue.
+* `notify`, a callback the UI supplies for the rare events (`engine.events`: load progress, model ready,
+  generation started / block committed / finished / failed). It is called on the engine thread (or on the
+  download thread for progress) and must return quickly, e.g. by posting a message to the UI's own queue.
 
-Every event names the job it belongs to, so a UI can drop events of a job it no longer cares about.
-Nothing here imports a UI toolkit.
+Every event names the job it belongs to, so a UI can drop events of a job it no longer cares about. The UI
+learns about the model only through a plain `ModelInfo`. Nothing here imports a UI toolkit.
 """
 
 from __future__ import annotations
@@ -21,76 +22,25 @@ import queue
 import threading
 import time
 from dataclasses import dataclass, field
-from typing import Any, Callable, Sequence, Union
+from typing import Any, Callable, Hashable
 
 from .errors import EngineError
-from .events import BlockCommitted, Finished, Started, Step
-from .api import generate as engine_generate
-from .loader import load as engine_load
-from .session import Session
-from .settings import Settings
+from .events import (
+    Frame,
+    GenerationFailed,
+    GenerationRequest,
+    GenerationUpdate,
+    LoadFailed,
+    LoadProgress,
+    ModelLoaded,
+    Step,
+    WorkerEvent,
+)
 
 log = logging.getLogger(__name__)
 
 # Download progress can arrive per network chunk; the UI needs far fewer updates than that.
 PROGRESS_INTERVAL_S = 0.1
-
-
-@dataclass(frozen=True)
-class LoadProgress:
-    job: int
-    done_bytes: int
-    total_bytes: int | None
-    description: str
-
-
-@dataclass(frozen=True)
-class ModelLoaded:
-    job: int
-    model: Any                   # engine.Model
-
-
-@dataclass(frozen=True)
-class LoadFailed:
-    job: int
-    message: str
-    cancelled: bool = False
-
-
-@dataclass(frozen=True)
-class GenerationUpdate:
-    """A rare event of a generation: `Started`, `BlockCommitted` or `Finished` (steps go to the frame slot)."""
-
-    job: int
-    event: Union[Started, BlockCommitted, Finished]
-
-
-@dataclass(frozen=True)
-class GenerationFailed:
-    job: int
-    message: str
-
-
-WorkerEvent = Union[LoadProgress, ModelLoaded, LoadFailed, GenerationUpdate, GenerationFailed]
-
-
-@dataclass(frozen=True)
-class Frame:
-    """The newest denoising step of a generation job, as left in `EngineWorker.latest_frame`."""
-
-    job: int
-    step: Step
-
-
-@dataclass
-class GenerationRequest:
-    """What `engine.generate` gets: chat messages (images as {"type": "image", "path": ...} content items of
-    their user turn), settings and the conversation's prefix cache."""
-
-    messages: Sequence[dict]
-    settings: Settings
-    session: Session | None = None
-    think: bool = False
 
 
 @dataclass
@@ -107,6 +57,11 @@ class _LoadJob(_Job):
 @dataclass
 class _GenerateJob(_Job):
     request: GenerationRequest | None = None
+
+
+@dataclass
+class _ForgetJob(_Job):
+    conversation: Hashable = None
 
 
 _STOP = object()
@@ -126,48 +81,67 @@ class EngineWorker:
         load: Callable[..., Any] | None = None,
         generate: Callable[..., Any] | None = None,
     ):
+        if load is None or generate is None:
+            from .api import generate as engine_generate
+            from .loader import load as engine_load
+
+            load, generate = load or engine_load, generate or engine_generate
         self._notify = notify
-        self._load = load or engine_load
-        self._generate = generate or engine_generate
+        self._load = load
+        self._generate = generate
         self._commands: queue.Queue = queue.Queue()
         self._lock = threading.Lock()      # guards _next_id, _active and _pending
         self._next_id = 1
         self._active: _Job | None = None
         self._pending: list[_Job] = []
+        # Engine-thread state: the model and each conversation's prefix cache (engine.Session).
         self._model = None
+        self._sessions: dict[Hashable, Any] = {}
+        # Replaced whole (one reference assignment, atomic under the GIL), never mutated: a reader on
+        # another thread sees either the previous frame or the new one.
         self.latest_frame: Frame | None = None
         self._thread = threading.Thread(target=self._run, name="diffusion-chat-engine", daemon=True)
 
     # ---- commands (any thread) -------------------------------------------------------------------
 
-    def start(self) -> "EngineWorker":
+    def start(self) -> EngineWorker:
         self._thread.start()
         return self
 
     def load_model(self, model_ref: str) -> int:
-        """Queue loading `model_ref` (folder or Hub id). Cancels whatever runs or waits, and unloads the
-        current model first so two large models never sit in memory together."""
-        self.cancel()
+        """Queue loading `model_ref` (folder or Hub id). Cancels whatever runs or waits; the current model
+        and every prefix cache are dropped before the new one loads, so two models never sit in memory."""
+        self._cancel_all()
         return self._submit(lambda id: _LoadJob(id, model_ref=str(model_ref)))
 
     def generate(self, request: GenerationRequest) -> int:
         """Queue a generation with the loaded model; returns its job id."""
         return self._submit(lambda id: _GenerateJob(id, request=request))
 
-    def cancel(self) -> None:
-        """Cancel the running job (a generation stops within one denoising step, a download within one
-        chunk) and every job still waiting."""
+    def cancel(self, job: int) -> None:
+        """Cancel one job: a generation stops within one denoising step, a download within one chunk, a
+        queued job never starts. Unknown or finished jobs are ignored."""
+        with self._lock:
+            for queued in [self._active, *self._pending]:
+                if queued is not None and queued.id == job:
+                    queued.cancel.set()
+
+    def forget(self, conversation: Hashable) -> None:
+        """Drop a conversation's prefix cache (it was deleted, or its history was rewritten)."""
+        self._submit(lambda id: _ForgetJob(id, conversation=conversation))
+
+    def close(self, timeout: float = 5.0) -> None:
+        """Cancel everything and stop the thread (waits at most `timeout` seconds)."""
+        self._cancel_all()
+        self._commands.put(_STOP)
+        if self._thread.is_alive():
+            self._thread.join(timeout)
+
+    def _cancel_all(self) -> None:
         with self._lock:
             for job in [self._active, *self._pending]:
                 if job is not None:
                     job.cancel.set()
-
-    def close(self, timeout: float = 5.0) -> None:
-        """Cancel everything and stop the thread (waits at most `timeout` seconds)."""
-        self.cancel()
-        self._commands.put(_STOP)
-        if self._thread.is_alive():
-            self._thread.join(timeout)
 
     def _submit(self, make_job: Callable[[int], _Job]) -> int:
         with self._lock:
@@ -180,24 +154,29 @@ class EngineWorker:
     # ---- the engine thread ---------------------------------------------------------------------
 
     def _run(self) -> None:
-        while True:
-            job = self._commands.get()
-            if job is _STOP:
-                return
-            with self._lock:
-                self._pending.remove(job)
-                self._active = job
-            try:
-                if isinstance(job, _LoadJob):
-                    self._run_load(job)
-                else:
-                    self._run_generation(job)
-            finally:
+        try:
+            while (job := self._commands.get()) is not _STOP:
                 with self._lock:
-                    self._active = None
+                    self._pending.remove(job)
+                    self._active = job
+                try:
+                    if isinstance(job, _LoadJob):
+                        self._run_load(job)
+                    elif isinstance(job, _ForgetJob):
+                        self._sessions.pop(job.conversation, None)
+                    else:
+                        self._run_generation(job)
+                finally:
+                    with self._lock:
+                        self._active = None
+        finally:
+            # MLX state is released on the thread that made it.
+            self._model = None
+            self._sessions.clear()
 
     def _run_load(self, job: _LoadJob) -> None:
         self._model = None
+        self._sessions.clear()  # prefix caches belong to the old model
         if job.cancel.is_set():
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
@@ -212,21 +191,27 @@ class EngineWorker:
 
         try:
             model = self._load(job.model_ref, progress=progress, cancel=job.cancel)
+            info = model.info()
         except Exception as exc:
-            self._notify(LoadFailed(job.id, _one_line(exc), cancelled=job.cancel.is_set()))
+            self._notify(LoadFailed(job.id, one_line(exc), cancelled=job.cancel.is_set()))
             return
         if job.cancel.is_set():
             # A newer command arrived while the weights were loading; do not keep a model nobody wants.
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
         self._model = model
-        self._notify(ModelLoaded(job.id, model))
+        self._notify(ModelLoaded(job.id, info))
 
     def _run_generation(self, job: _GenerateJob) -> None:
         if self._model is None:
             self._notify(GenerationFailed(job.id, "no model is loaded"))
             return
         request = job.request
+        session = None
+        if request.conversation is not None:
+            from .session import Session
+
+            session = self._sessions.setdefault(request.conversation, Session())
         try:
             events = self._generate(
                 self._model,
@@ -234,7 +219,7 @@ class EngineWorker:
                 settings=request.settings,
                 think=request.think,
                 cancel=job.cancel,
-                session=request.session,
+                session=session,
             )
             for event in events:
                 if isinstance(event, Step):
@@ -244,10 +229,10 @@ class EngineWorker:
         except Exception as exc:
             if not isinstance(exc, EngineError):
                 log.exception("generation failed")
-            self._notify(GenerationFailed(job.id, _one_line(exc)))
+            self._notify(GenerationFailed(job.id, one_line(exc)))
 
 
-def _one_line(exc: Exception) -> str:
+def one_line(exc: Exception) -> str:
     """An EngineError's own message; anything else as a short 'Type: first line' (the log has the rest)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if isinstance(exc, EngineError):

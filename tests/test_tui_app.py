@@ -123,7 +123,7 @@ async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canv
         cancel = worker.cancel
         at_cancel = []
         # The engine's newest step when Esc reaches the worker (the screen may be a frame behind).
-        monkeypatch.setattr(worker, "cancel", lambda: at_cancel.append(worker.latest_frame.step) or cancel())
+        monkeypatch.setattr(worker, "cancel", lambda job: at_cancel.append(worker.latest_frame.step) or cancel(job))
         await pilot.press("escape")
         await wait_for_answer(pilot)
         answer = app.chat.query_one(AssistantMessage)
@@ -135,9 +135,12 @@ async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canv
         assert sum(steps[at_cancel[0].block:]) - (at_cancel[0].step + 1) <= 2
         assert answer.status == "cancelled" and answer.has_class("-cancelled")
         assert "cancelled" in str(answer.query_one("#note").render())
-        # The blocks committed before Esc stay; nothing of the cancelled (last) one lands.
+        # The blocks committed before Esc stay; nothing of the cancelled (last) one lands. Text held back at the
+        # end of the last committed block (e.g. half a UTF-8 character) arrives once, as the Finished tail.
         cancelled_block = len(steps) - 1
-        assert answer.content == "".join(committed_blocks[:cancelled_block]) == finished[-1].content != ""
+        tail = int(bool(finished[-1].content_tail or finished[-1].reasoning_tail))
+        assert len(committed_blocks) == cancelled_block + 1 + tail and committed_blocks[cancelled_block] == ""
+        assert answer.content == "".join(committed_blocks) == finished[-1].content != ""
         stored = app.store.get(app.chat.conversation_id).messages
         assert [(m.role, m.status) for m in stored] == [("user", "complete"), ("assistant", "cancelled")]
         assert stored[1].content == answer.content
@@ -237,7 +240,7 @@ async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, m
     app = make_app("dg_vision", max_tokens=16, max_denoising_steps=3)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        assert app.model.supports_images
+        assert app.model_info.supports_images
         started = engine_events(app, monkeypatch, Started)
         chat = app.chat
         chat.prompt.value = f"/image {picture}"
@@ -246,7 +249,7 @@ async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, m
         assert [a.name for a in chat.attachments.attachments] == ["cat.png"]
         # The chip tells what the image costs with this model's processor.
         assert chat.attachments.attachments[0].label.endswith(
-            f" · {app.model.processor.soft_token_count(64, 48)} tokens")
+            f" · {app.model_info.image_budget.soft_token_count(64, 48)} tokens")
         await send(pilot, "what is this?")
         await wait_for_answer(pilot)
         assert not chat.attachments.attachments  # sent with the message

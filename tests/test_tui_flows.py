@@ -157,7 +157,7 @@ async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(ap
         await wait_for_model(pilot)
         await pilot.pause()
         assert not isinstance(app.screen, ModelPickerScreen)
-        assert app.model.path.resolve() == DEMO_CHECKPOINT.resolve()
+        assert app.model_ref == str(DEMO_CHECKPOINT) and app.model_info.name == DEMO_CHECKPOINT.name
         assert app.config.model == str(DEMO_CHECKPOINT)
         await send(pilot, "hi")
         await wait_for_answer(pilot)
@@ -218,7 +218,7 @@ async def test_a_download_shows_progress_and_esc_cancels_it(app_env):
         await pilot.press("escape")
         await wait_for(pilot, lambda: not picker.loading, "the cancel")
         assert str(status.render()) == "Loading cancelled." and not bar.display
-        assert isinstance(app.screen, ModelPickerScreen) and app.model is None
+        assert isinstance(app.screen, ModelPickerScreen) and app.model_info is None
         # The picker still works afterwards.
         options = picker.query_one(OptionList)
         options.focus()

@@ -15,15 +15,16 @@ import pytest
 import engine
 from engine.errors import CheckpointError, InputError
 from engine.events import BlockCommitted, Finished, Started, Stats, Step
-from engine.worker import (
-    EngineWorker,
+from engine.events import (
     GenerationFailed,
+    ModelInfo,
     GenerationRequest,
     GenerationUpdate,
     LoadFailed,
     LoadProgress,
     ModelLoaded,
 )
+from engine.worker import EngineWorker
 
 CHECKPOINTS = Path(__file__).parent / "fixtures" / "checkpoints"
 REPO = Path(__file__).parent.parent
@@ -41,6 +42,10 @@ def test_engine_and_worker_never_import_textual():
 
 class FakeModel:
     name = "fake"
+
+    def info(self) -> ModelInfo:
+        return ModelInfo(name="fake", family="diffusion_gemma", label="Fake", supports_images=False,
+                         setting_defaults={})
 
 
 def fake_step(block: int, step: int, length: int = 4) -> Step:
@@ -125,7 +130,7 @@ def test_load_and_generate_run_on_one_thread_and_only_rare_events_are_notified(m
     progress = recorder.wait(LoadProgress)
     loaded = recorder.wait(ModelLoaded)
     assert (progress.job, progress.done_bytes, progress.total_bytes) == (load_job, 10, 10)
-    assert loaded.job == load_job and isinstance(loaded.model, FakeModel)
+    assert loaded.job == load_job and loaded.info == FakeModel().info()
 
     job = worker.generate(GenerationRequest([{"role": "user", "content": "hi"}], engine.Settings()))
     recorder.wait_finished()
@@ -159,13 +164,13 @@ def test_cancel_stops_a_generation_and_the_thread_keeps_serving(make_worker):
     while worker.latest_frame is None or worker.latest_frame.job != job:
         assert time.monotonic() < deadline
         time.sleep(0.005)
-    worker.cancel()
+    worker.cancel(job)
     finished = recorder.wait_finished()
     assert finished.event.finish_reason == "cancelled" and steps_after_cancel
     # A new job gets a fresh cancel flag.
     second = worker.generate(GenerationRequest([{"role": "user", "content": "again"}], engine.Settings()))
     time.sleep(0.05)
-    worker.cancel()
+    worker.cancel(second)
     assert recorder.wait_finished().job == second
 
 
@@ -250,7 +255,7 @@ def test_loading_cancels_a_running_generation_and_can_itself_be_cancelled(make_w
     assert recorder.wait(GenerationUpdate).event.finish_reason == "cancelled"
     first_progress = recorder.wait(LoadProgress)
     assert first_progress.job == slow
-    worker.cancel()
+    worker.cancel(slow)
     failed = recorder.wait(LoadFailed)
     assert failed.cancelled and failed.job == slow
     # Progress is throttled: far fewer reports than chunks.
@@ -263,10 +268,10 @@ def test_the_real_engine_on_the_tiny_checkpoint():
     worker = EngineWorker(recorder).start()
     try:
         worker.load_model(str(CHECKPOINTS / "dg_text"))
-        model = recorder.wait(ModelLoaded).model
-        assert model.family == "diffusion_gemma"
+        info = recorder.wait(ModelLoaded).info
+        assert info.family == "diffusion_gemma" and info.token_text(2) == "<bos>"
         settings = engine.Settings(max_tokens=32, max_denoising_steps=4)
-        job = worker.generate(GenerationRequest([{"role": "user", "content": "hi"}], settings, engine.Session()))
+        job = worker.generate(GenerationRequest(({"role": "user", "content": "hi"},), settings, conversation=1))
         updates = []
         while not updates or not isinstance(updates[-1].event, Finished):
             updates.append(recorder.wait(GenerationUpdate))
@@ -274,6 +279,56 @@ def test_the_real_engine_on_the_tiny_checkpoint():
         assert isinstance(worker.latest_frame.step, Step) and worker.latest_frame.job == job
         assert worker.latest_frame.step.max_steps == 4
         content = "".join(u.event.content_delta for u in updates if isinstance(u.event, BlockCommitted))
-        assert content == updates[-1].event.content
+        assert content + updates[-1].event.content_tail == updates[-1].event.content
     finally:
         worker.close()
+
+
+def test_cancel_stops_only_the_job_it_names(make_worker):
+    def generate(model, messages, settings, think, cancel, session):
+        for step in range(40):
+            if cancel.is_set():
+                yield Finished("cancelled", (), "", "", fake_stats())
+                return
+            yield fake_step(0, step % 8)
+            time.sleep(0.002)
+        yield Finished("stop", (), messages[0]["content"], "", fake_stats())
+
+    recorder = Recorder()
+    worker = make_worker(recorder, load=lambda ref, progress, cancel: FakeModel(), generate=generate)
+    worker.load_model("x")
+    recorder.wait(ModelLoaded)
+    first = worker.generate(GenerationRequest(({"role": "user", "content": "first"},), engine.Settings()))
+    second = worker.generate(GenerationRequest(({"role": "user", "content": "second"},), engine.Settings()))
+    worker.cancel(second)  # still queued: it never runs, and the running one is untouched
+    done = recorder.wait_finished()
+    assert (done.job, done.event.finish_reason) == (first, "stop")
+    skipped = recorder.wait_finished()
+    assert (skipped.job, skipped.event.finish_reason) == (second, "cancelled")
+
+
+def test_the_worker_owns_prefix_caches_per_conversation_and_forgets_them(make_worker):
+    sessions = []
+
+    def generate(model, messages, settings, think, cancel, session):
+        sessions.append(session)
+        yield Finished("stop", (), "", "", fake_stats())
+
+    recorder = Recorder()
+    worker = make_worker(recorder, load=lambda ref, progress, cancel: FakeModel(), generate=generate)
+    worker.load_model("x")
+    recorder.wait(ModelLoaded)
+    for conversation in ("a", "b", "a", None):
+        worker.generate(GenerationRequest(({"role": "user", "content": "hi"},), engine.Settings(),
+                                          conversation=conversation))
+        recorder.wait_finished()
+    assert sessions[0] is sessions[2] is not sessions[1] and sessions[3] is None
+    worker.forget("a")
+    worker.generate(GenerationRequest(({"role": "user", "content": "hi"},), engine.Settings(), conversation="a"))
+    recorder.wait_finished()
+    assert sessions[4] is not sessions[0]
+    worker.load_model("y")  # a new model: no cache survives
+    recorder.wait(ModelLoaded)
+    worker.generate(GenerationRequest(({"role": "user", "content": "hi"},), engine.Settings(), conversation="b"))
+    recorder.wait_finished()
+    assert sessions[5] is not sessions[1]

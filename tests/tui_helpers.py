@@ -46,7 +46,7 @@ async def wait_for(pilot, condition, what: str, timeout: float = TIMEOUT_S) -> N
 
 
 async def wait_for_model(pilot) -> None:
-    await wait_for(pilot, lambda: pilot.app.model is not None, "the model to load")
+    await wait_for(pilot, lambda: pilot.app.model_info is not None, "the model to load")
 
 
 async def send(pilot, text: str) -> None:

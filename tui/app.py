@@ -19,17 +19,17 @@ from textual.app import App, SystemCommand
 from textual.message import Message
 from textual.screen import Screen
 
-from engine.session import Session
-from engine.settings import Settings
-from engine.worker import (
-    EngineWorker,
+from engine.events import (
     GenerationFailed,
     GenerationUpdate,
     LoadFailed,
     LoadProgress,
+    ModelInfo,
     ModelLoaded,
     WorkerEvent,
 )
+from engine.settings import Settings
+from engine.worker import EngineWorker
 from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults, load_themes
 
 from .config import ConfigError, load_config, save_config
@@ -85,10 +85,9 @@ class DiffusionChatApp(App):
         self.options = options or AppOptions()
         self._make_worker = make_worker or (lambda notify: EngineWorker(notify))
         self.engine_worker: EngineWorker | None = None
-        self.model = None                         # engine.Model once loaded; only read here, never run
+        self.model_info: ModelInfo | None = None  # what the engine thread says about the loaded model
         self.model_ref: str | None = None
         self.token_texts: TokenTexts | None = None
-        self.sessions: dict[int, Session] = {}    # conversation id -> prefix cache (used on the engine thread)
         self._settings: dict[str, Settings] = {}  # family -> settings in use
         self._load_job: int | None = None
         loaded = load_config()
@@ -139,8 +138,7 @@ class DiffusionChatApp(App):
 
     def load_model(self, ref: str) -> None:
         """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
-        self.model, self.token_texts = None, None
-        self.sessions.clear()  # prefix caches belong to the old model
+        self.model_info, self.token_texts = None, None
         self.model_ref = ref
         self._load_job = self.engine_worker.load_model(ref)
         self.chat.status_bar.set_model(None)
@@ -155,7 +153,8 @@ class DiffusionChatApp(App):
 
     @on(ModelPickerScreen.CancelRequested)
     def _cancel_requested(self) -> None:
-        self.engine_worker.cancel()
+        if self._load_job is not None:
+            self.engine_worker.cancel(self._load_job)
 
     async def on_engine_message(self, message: EngineMessage) -> None:
         if not self.is_running:
@@ -177,8 +176,8 @@ class DiffusionChatApp(App):
             self.chat.show_activity(f"downloading {event.description} {share}")
         elif isinstance(event, ModelLoaded):
             self._load_job = None
-            self.model = event.model
-            self.token_texts = TokenTexts(self.model.tokenizer.token_text)
+            self.model_info = event.info
+            self.token_texts = TokenTexts(event.info.token_text)
             self._set_config(model=self.model_ref)
             await self.chat.model_changed()
             if picker is not None:
@@ -212,9 +211,6 @@ class DiffusionChatApp(App):
             self.notify(str(exc), severity="error", markup=False)
             return
         self._set_config(samplers=config.samplers)
-
-    def session_for(self, conversation_id: int) -> Session:
-        return self.sessions.setdefault(conversation_id, Session())
 
     def _set_config(self, **changes) -> None:
         """Change the settings and save them (unless the file on disk is broken: it stays untouched)."""
@@ -256,7 +252,7 @@ class DiffusionChatApp(App):
         await self._forget_conversation(message.conversation_id)
 
     async def _forget_conversation(self, conversation_id: int) -> None:
-        self.sessions.pop(conversation_id, None)
+        self.engine_worker.forget(conversation_id)
         await self.chat.conversation_deleted(conversation_id)
 
     def _current_conversation(self) -> int | None:

@@ -153,16 +153,23 @@ def _consume(events, stream: bool):
     finished = None
     for event in events:
         if isinstance(event, BlockCommitted):
-            if event.stop_reason != "flush":
-                blocks.append(event)
-            if stream:
-                if event.reasoning_delta:
-                    print(event.reasoning_delta, end="", file=sys.stderr, flush=True)
-                if event.content_delta:
-                    print(event.content_delta, end="", flush=True)
+            blocks.append(event)
+            deltas = event.reasoning_delta, event.content_delta
         elif isinstance(event, Finished):
             finished = event
+            deltas = event.reasoning_tail, event.content_tail
+        else:
+            continue
+        if stream:
+            _print_text(*deltas)
     return finished, blocks
+
+
+def _print_text(reasoning: str, content: str) -> None:
+    if reasoning:
+        print(reasoning, end="", file=sys.stderr, flush=True)
+    if content:
+        print(content, end="", flush=True)
 
 
 def _as_json(model, finished, blocks) -> dict:

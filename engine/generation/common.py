@@ -81,17 +81,16 @@ def cancelled_block(block: int, steps: int) -> BlockCommitted:
                           steps=steps, stop_reason="cancelled")
 
 
-def closing_events(text, block: int, finish_reason: str, emitted: Sequence[int], clock: Clock,
+def closing_events(text, finish_reason: str, emitted: Sequence[int], clock: Clock,
                    steps_per_block: Sequence[int], block_lengths: Sequence[int], prompt_tokens: int):
-    """Flush text held back for a possible marker, then the one `Finished` event."""
-    content_delta, reasoning_delta = text.finish()
-    if content_delta or reasoning_delta:
-        yield BlockCommitted(block=block, token_ids=(), committed=(), content_delta=content_delta,
-                             reasoning_delta=reasoning_delta, steps=0, stop_reason="flush")
+    """The one `Finished` event, carrying the text held back for a possible marker as its tails."""
+    content_tail, reasoning_tail = text.finish()
     yield Finished(
         finish_reason=finish_reason,
         token_ids=tuple(emitted),
         content=text.content,
         reasoning=text.reasoning,
         stats=clock.stats(steps_per_block, block_lengths, prompt_tokens, len(emitted)),
+        content_tail=content_tail,
+        reasoning_tail=reasoning_tail,
     )

@@ -244,7 +244,7 @@ def _generate(model, prompt_ids, s: DiffusionSettings, rng, stops, cancel, sessi
             network.commit(mx.array([tail], dtype=mx.int32), cache)
             encoded_ids += tail
         session.remember(cache, encoded_ids, FAMILY, images)
-    yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
+    yield from closing_events(text, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
 
 
 def _denoise_block(network, cache, rng, s: DiffusionSettings, block: int, length: int, cancel):

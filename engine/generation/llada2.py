@@ -222,7 +222,7 @@ def _generate(model, prompt_ids: list[int], s: LLaDA2Settings, rng, stops, cance
 
     if session is not None:
         session.remember(cache, cached_ids, FAMILY)
-    yield from closing_events(text, block, finish_reason, emitted, clock, steps_per_block,
+    yield from closing_events(text, finish_reason, emitted, clock, steps_per_block,
                               [s.block_length] * len(steps_per_block), len(prompt_ids))
 
 

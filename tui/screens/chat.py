@@ -21,9 +21,16 @@ from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
 from engine.errors import InputError
-from engine.events import BlockCommitted, Finished, Started
+from engine.events import (
+    BlockCommitted,
+    Finished,
+    Frame,
+    GenerationFailed,
+    GenerationRequest,
+    GenerationUpdate,
+    Started,
+)
 from engine.settings import Settings
-from engine.worker import Frame, GenerationFailed, GenerationRequest, GenerationUpdate
 from tui.store import StoreError
 
 from ..widgets.attachments import AttachmentBar, inspect_attachment
@@ -136,13 +143,13 @@ class ChatScreen(Screen):
 
     async def model_changed(self) -> None:
         """The app loaded (or unloaded) a model: show it and its family's sampler settings."""
-        model = self.app.model
+        model = self.app.model_info
         self.status_bar.set_model(model.name if model else None, model.label if model else "")
         self.status_bar.set_activity("ready" if model else "choose a model (ctrl+l)")
         self.sub_title = f"{model.name} · {model.label}" if model else ""
         family = model.family if model else None
         settings = self.app.settings_for(family) if family else Settings()
-        defaults = model.setting_defaults() if model else {}
+        defaults = dict(model.setting_defaults) if model else {}
         await self.query_one(SamplerPanel).show_settings(family, settings, self.app.config.canvas_mode, defaults)
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
@@ -154,8 +161,8 @@ class ChatScreen(Screen):
     @on(SamplerPanel.Changed)
     def _sampler_changed(self, event: SamplerPanel.Changed) -> None:
         event.stop()
-        if self.app.model is not None:
-            self.app.remember_settings(self.app.model.family, event.settings)
+        if self.app.model_info is not None:
+            self.app.remember_settings(self.app.model_info.family, event.settings)
 
     @on(SamplerPanel.CanvasModeChanged)
     def _canvas_mode_changed(self, event: SamplerPanel.CanvasModeChanged) -> None:
@@ -182,7 +189,7 @@ class ChatScreen(Screen):
     async def send(self, text: str) -> bool:
         """Save and show the user's turn and start the answer; False (with a notice) when it cannot be sent."""
         app = self.app
-        model = app.model
+        model = app.model_info
         if self.generation is not None:
             self.notify("An answer is still being written; Esc cancels it.", severity="warning", markup=False)
             return False
@@ -211,9 +218,9 @@ class ChatScreen(Screen):
         self.attachments.clear()
         settings = app.settings_for(model.family)
         job = app.engine_worker.generate(
-            GenerationRequest(list(self.history), settings, app.session_for(self.conversation_id), think=self.think)
+            GenerationRequest(tuple(self.history), settings, think=self.think, conversation=self.conversation_id)
         )
-        budget = settings.max_tokens or model.generation_config.get("max_new_tokens")
+        budget = settings.max_tokens or model.setting_defaults.get("max_tokens")
         self.generation = Generation(job, self.conversation_id, answer, budget)
         self.status_bar.set_activity("reading the prompt…")
         self._frame_timer.resume()
@@ -276,12 +283,13 @@ class ChatScreen(Screen):
         if isinstance(update, Started):
             self.status_bar.set_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")
         elif isinstance(update, BlockCommitted):
-            if update.stop_reason != "flush":  # a flush only carries text held back at the end
-                generation.committed_block = update.block
-                generation.generated_tokens += len(update.token_ids)
+            generation.committed_block = update.block
+            generation.generated_tokens += len(update.token_ids)
             if not generation.detached:
                 await generation.message.add_block(update.content_delta, update.reasoning_delta)
         elif isinstance(update, Finished):
+            if not generation.detached and (update.content_tail or update.reasoning_tail):
+                await generation.message.add_block(update.content_tail, update.reasoning_tail)
             status = "cancelled" if update.finish_reason == "cancelled" else "complete"
             stats = update.stats
             await self._end_generation(generation, status, update.content, update.reasoning, {
@@ -320,7 +328,7 @@ class ChatScreen(Screen):
 
     def action_cancel_generation(self) -> None:
         if self.generation is not None:
-            self.app.engine_worker.cancel()
+            self.app.engine_worker.cancel(self.generation.job)
             self.status_bar.set_activity("cancelling…")
 
     # ---- conversations --------------------------------------------------------------------------------
@@ -330,7 +338,7 @@ class ChatScreen(Screen):
         if self.generation is not None:
             # The answer keeps being saved to its own conversation; it just is not shown any more.
             self.generation.detached = True
-            self.app.engine_worker.cancel()
+            self.app.engine_worker.cancel(self.generation.job)
         await self.transcript.remove_children()
         self.attachments.clear()
         self.history, self.last_answer = [], ""
@@ -397,12 +405,12 @@ class ChatScreen(Screen):
         if not path:
             self.notify("Give a path: /image PATH", severity="warning", markup=False)
             return False
-        model = self.app.model
+        model = self.app.model_info
         if model is not None and not model.supports_images:
             self.notify(f"{model.name} is text-only and cannot read images.", severity="error", markup=False)
             return False
         try:
-            attachment = inspect_attachment(path, model.processor if model is not None else None)
+            attachment = inspect_attachment(path, model.image_budget if model is not None else None)
         except InputError as exc:
             self.notify(str(exc), severity="error", markup=False)
             return False

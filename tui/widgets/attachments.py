@@ -9,7 +9,7 @@ from textual.containers import Horizontal
 from textual.content import Content
 from textual.widgets import Button
 
-from engine.images import ImageInfo, inspect_image
+from engine.image_files import ImageInfo, inspect_image
 
 
 @dataclass(frozen=True)
@@ -28,14 +28,14 @@ class Attachment:
         return label if self.soft_tokens is None else f"{label} · {self.soft_tokens} tokens"
 
 
-def inspect_attachment(path: str, processor=None) -> Attachment:
-    """Check an image file and describe it (with its token cost when the model's image `processor` is
+def inspect_attachment(path: str, budget=None) -> Attachment:
+    """Check an image file and describe it (with its token cost when the model's `engine.ImageBudget` is
     given); raises engine.InputError (one line) for anything unusable.
 
     Pillow and arithmetic only, no MLX: safe to call on the UI thread."""
     resolved = Path(path).expanduser()
     info = inspect_image(resolved)
-    tokens = processor.soft_token_count(info.width, info.height) if processor is not None else None
+    tokens = budget.soft_token_count(info.width, info.height) if budget is not None else None
     return Attachment(str(resolved.resolve()), info, tokens)
 
 
