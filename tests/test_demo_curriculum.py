@@ -124,6 +124,8 @@ def test_thinking_is_refused_for_llada2_and_bad_arguments_raise():
     with pytest.raises(ValueError):
         cur.sample(random.Random(0), "words", "train", family="llada2_moe", think=True)
     with pytest.raises(ValueError):
+        cur.sample_mixture(random.Random(0), "train", family="llada2_moe", think_probability=0.5)
+    with pytest.raises(ValueError):
         cur.sample(random.Random(0), "words", "test", family="llada2_moe")
     with pytest.raises(ValueError):
         cur.sample(random.Random(0), "poetry", "train", family="llada2_moe")

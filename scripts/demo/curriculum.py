@@ -5,7 +5,8 @@ Everything is generated from a `random.Random`, so a seed fixes a sample exactly
 
 Held-out rules (the evaluation must test generalisation, so none of these ever appears in a train sample):
 * phrasing templates: each sub-task lists its own held-out templates (`PHRASINGS[task][subtask].heldout`);
-* words: a fixed ~15 % of `words.txt`, chosen by a stable hash (`heldout.is_heldout_word`); held-out
+* words: a fixed ~15 % of `words.txt`, chosen by a stable hash (`heldout.is_heldout_word`; a word and its
+  reversal share a side, and words of the curriculum's own text are always training words); held-out
   samples use only those words, train samples never do;
 * number tuples: arithmetic operand pairs (unordered for + and ×), counting ranges (start, end, step) and
   sorted number lists whose stable hash falls in 1/8 (`heldout.is_heldout_tuple`);
@@ -88,6 +89,8 @@ def sample_mixture(rng: random.Random, split: str, *, family: str, think_probabi
     """An example of a task drawn by MIXTURE_WEIGHTS; thinking on with `think_probability` (DiffusionGemma)."""
     if not 0.0 <= think_probability <= 1.0:
         raise ValueError(f"think_probability must be in [0, 1], not {think_probability!r}")
+    if think_probability and family != "diffusion_gemma":
+        raise ValueError("thinking is a DiffusionGemma feature; LLaDA-2 mixtures take think_probability=0")
     task = rng.choices(TASKS, weights=[MIXTURE_WEIGHTS[t] for t in TASKS])[0]
     think = rng.random() < think_probability
     return sample(rng, task, split, family=family, think=think)

@@ -15,7 +15,7 @@ MUL_SECOND_RANGE = (0, 99)      # the other factor (the prompt puts either one f
 
 SUBTASKS = ("add", "subtract", "multiply")
 SYMBOLS = {"add": "+", "subtract": "-", "multiply": "×"}
-PLACES = ("ones", "tens", "hundreds", "thousands")
+PLACES = ("ones", "tens", "hundreds", "thousands")   # operands have at most 3 digits
 # The prose of the worked computations (its words are never held out, see heldout.fixed_words).
 FIXED_TEXT = (" ".join(PLACES), ", write 2, carry 1.", ", borrow 1.", " So 5.", " is negative: do ",
               ", and the answer is ", ", since one factor is 0.")

@@ -18,6 +18,7 @@ where `import tokenizers` still means the library. Do not run it as a script.)
 from __future__ import annotations
 
 import json
+import random
 import statistics
 import tempfile
 from pathlib import Path
@@ -167,8 +168,6 @@ def _stats(values: list[int]) -> dict[str, int]:
 def length_report(family: str, n: int = 1000, *, split: str = "train", think: bool = False, seed: int = 0,
                   tokenizer=None) -> dict[str, dict[str, dict[str, int]]]:
     """{task: {"prompt": {median, p99, max}, "answer": {...}}} in tokens, over `n` samples per task."""
-    import random
-
     if tokenizer is None:
         with tempfile.TemporaryDirectory() as folder:
             write_tokenizer(Path(folder), family)
