@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import importlib
 from typing import Iterator, Sequence
 
 from .errors import InputError
 from .events import Event
+from .families import FAMILIES
 from .settings import Settings
 
 
@@ -45,12 +47,27 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
-    return model.generation_module.generate(
-        model,
-        prompt_ids=list(prompt_ids),
-        settings=settings,
-        randomness=randomness,
-        cancel=cancel,
-        session=session,
-        **extra,
-    )
+    return _start(model, list(prompt_ids), settings, randomness, cancel, session, **extra)
+
+
+def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, pixel_values=None,
+           token_type_ids=None):
+    """Everything a request is checked for happens here, once, before the first event; the block loop
+    (engine.generation.driver) then trusts its ids."""
+    from .generation.common import stop_ids
+    from .generation.driver import run
+    from .randomness import SeededRandomness
+
+    network = model.network
+    vocab = network.vocab_size
+    if any(not 0 <= t < vocab for t in prompt_ids):
+        raise InputError(f"prompt ids must be in [0, {vocab})")
+    family = importlib.import_module(FAMILIES[model.family].generation)
+
+    def randomness_for(seed: int):
+        return randomness if randomness is not None else SeededRandomness(seed, vocab)
+
+    denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
+    stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
+                     model.tokenizer.eos_ids if model.tokenizer is not None else None)
+    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session)

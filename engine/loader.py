@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import importlib
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -32,12 +32,10 @@ class Model:
     path: Path
     name: str
     config: Any                  # the family's ModelConfig
-    raw_config: dict
     generation_config: dict
     network: Any
     tokenizer: Any
     processor: Any = None        # image processor, when the checkpoint has a vision tower
-    generation_module: Any = field(default=None, repr=False)
 
     @property
     def supports_images(self) -> bool:
@@ -45,7 +43,7 @@ class Model:
 
     def setting_defaults(self) -> dict:
         """The value each `engine.Settings` field left as None takes with this checkpoint (pure Python)."""
-        return self.generation_module.checkpoint_defaults(self)
+        return importlib.import_module(FAMILIES[self.family].generation).checkpoint_defaults(self)
 
     def info(self) -> ModelInfo:
         """What a UI may know about this model: plain data, decoded once here on the engine thread."""
@@ -107,12 +105,10 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
         path=path,
         name=_display_name(model, path),
         config=config,
-        raw_config=files.config,
         generation_config=files.generation_config,
         network=network,
         tokenizer=tokenizer,
         processor=processor,
-        generation_module=importlib.import_module(FAMILIES[family].generation),
     )
 
 

@@ -12,7 +12,7 @@ import pytest
 
 import engine
 from engine.events import BlockCommitted, Finished, Started, Step
-from engine.generation.diffusion_gemma import resolve_settings
+from engine.generation.diffusion_gemma import resolve_plan
 
 from conftest import CHECKPOINTS, FIXTURES
 
@@ -140,24 +140,25 @@ def test_event_stream_shape_and_last_frame_is_the_committed_block(model):
 
 
 def test_canvas_length_formula_and_full_canvas():
-    s = resolve_settings(engine.Settings(max_tokens=300), {}, 256)
+    s = resolve_plan(engine.Settings(max_tokens=300), {}, 256)
     assert [s.block_length(r) for r in (300, 44, 10)] == [256, 64, 64]
-    s = resolve_settings(engine.Settings(diffusion_min_canvas_length=16, diffusion_max_canvas_length=128), {}, 256)
+    s = resolve_plan(engine.Settings(diffusion_min_canvas_length=16, diffusion_max_canvas_length=128), {}, 256)
     assert [s.block_length(r) for r in (300, 20, 5)] == [128, 20, 16]
-    assert resolve_settings(engine.Settings(diffusion_full_canvas=True), {}, 256).block_length(5) == 256
-    tiny = resolve_settings(engine.Settings(), {}, 32)
+    assert resolve_plan(engine.Settings(diffusion_full_canvas=True), {}, 256).block_length(5) == 256
+    tiny = resolve_plan(engine.Settings(), {}, 32)
     assert tiny.block_length(5) == 32  # never longer than the checkpoint's canvas
 
 
 def test_checkpoint_defaults_and_other_spellings():
     official = json.loads((CHECKPOINTS / "dg_text" / "generation_config.json").read_text())
-    s = resolve_settings(engine.Settings(), official, 32)
-    assert (s.steps, s.entropy_bound, s.t_min, s.t_max, s.stability_threshold, s.confidence_threshold,
-            s.max_tokens, s.sampler, s.temp) == (48, 0.1, 0.4, 0.8, 1, 0.005, 256, "entropy-bound", 1.0)
+    s = resolve_plan(engine.Settings(), official, 32)
+    assert (s.max_denoising_steps, s.entropy_bound, s.t_min, s.t_max, s.stability_threshold, s.confidence_threshold,
+            s.max_tokens, s.diffusion_sampler, s.temp) == (48, 0.1, 0.4, 0.8, 1, 0.005, 256, "entropy-bound", 1.0)
     nested = {"linear_temperature_schedule_config": {"t_min": 0.3, "t_max": 0.9},
               "diffusion_stopping_config": {"confidence_threshold": 0.01, "stability_threshold": 2}}
-    s = resolve_settings(engine.Settings(max_denoising_steps=7), nested, 32)
-    assert (s.t_min, s.t_max, s.confidence_threshold, s.stability_threshold, s.steps) == (0.3, 0.9, 0.01, 2, 7)
+    s = resolve_plan(engine.Settings(max_denoising_steps=7), nested, 32)
+    assert (s.t_min, s.t_max, s.confidence_threshold, s.stability_threshold, s.max_denoising_steps) == (
+        0.3, 0.9, 0.01, 2, 7)
 
 
 def test_max_tokens_cuts_inside_a_block(model):

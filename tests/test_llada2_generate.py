@@ -15,9 +15,8 @@ import engine
 from engine.errors import InputError, SettingsError
 from engine.events import BlockCommitted, Finished, Started, Step
 from engine.generation import llada2
-from engine.generation.llada2 import (
-    propose,
-    resolve_settings,
+from engine.generation.llada2 import propose, resolve_plan
+from engine.generation.sampling import (
     select_transfer,
     threshold_schedule,
     top_k_filter,
@@ -135,20 +134,21 @@ def test_top_k_and_top_p_match_reference_helpers():
 
 
 def test_greedy_proposal_matches_reference_helper():
-    settings = resolve_settings(engine.Settings(temp=0.0, top_k=3), {})
+    settings = resolve_plan(engine.Settings(temp=0.0, top_k=3), {})
     x0, p = propose(mx.array(UNITS["llada_logits"]), settings, None, 0, 0)
     np.testing.assert_array_equal(np.array(x0), UNITS["llada_greedy_x0"])
     np.testing.assert_allclose(np.array(p), UNITS["llada_greedy_p"], atol=1e-6)
 
 
-def test_resolve_settings_defaults_and_clamps():
-    s = resolve_settings(engine.Settings(), {})
-    assert (s.block_length, s.steps, s.threshold, s.threshold_end, s.temp, s.max_tokens) == (32, 32, 0.95, 0.95, 0.0, 256)
-    assert resolve_settings(engine.Settings(), {"max_new_tokens": 100}).max_tokens == 100
+def test_resolve_plan_defaults_and_clamps():
+    s = resolve_plan(engine.Settings(), {})
+    assert (s.block_length, s.max_denoising_steps, s.diffusion_threshold, s.diffusion_threshold_end, s.temp,
+            s.max_tokens) == (32, 32, 0.95, 0.95, 0.0, 256)
+    assert resolve_plan(engine.Settings(), {"max_new_tokens": 100}).max_tokens == 100
     # steps beyond the block length are clamped to it; steps beyond max_tokens to max_tokens (official cap)
-    assert resolve_settings(engine.Settings(max_denoising_steps=100, block_length=16), {}).steps == 16
-    assert resolve_settings(engine.Settings(max_tokens=8), {}).steps == 8
-    assert resolve_settings(engine.Settings(top_p=1.0, top_k=0), {}).top_p is None
+    assert resolve_plan(engine.Settings(max_denoising_steps=100, block_length=16), {}).max_denoising_steps == 16
+    assert resolve_plan(engine.Settings(max_tokens=8), {}).max_denoising_steps == 8
+    assert resolve_plan(engine.Settings(top_p=1.0, top_k=0), {}).top_p is None
 
 
 # ---- teacher-forced steps vs the official generate() -----------------------------------------------------------
@@ -157,25 +157,25 @@ def test_resolve_settings_defaults_and_clamps():
 def test_teacher_forced_steps_match_official(model, run):
     meta, npz = _trace(run)
     net = model.network
-    settings = resolve_settings(_settings(meta["generate_kwargs"]), {})
+    settings = resolve_plan(_settings(meta["generate_kwargs"]), {})
     draws = ReplayDraws(npz)
     prompt = meta["input_ids"]
     cache = net.prefill(mx.array([prompt[: len(prompt) // 32 * 32]], dtype=mx.int32))
-    quotas = transfer_schedule(32, settings.steps)
+    quotas = transfer_schedule(32, settings.max_denoising_steps)
     for b, steps in enumerate(meta["steps_per_block"]):
         prompt_positions = meta["blocks"][b]["prompt_positions_in_block"]
         for s in range(steps):
             block_in = npz[f"b{b}_block_in"][s]
-            logits = net.block_logits(mx.array(block_in[None]), cache)[0]
+            logits = net.denoise(mx.array(block_in[None]), cache)[0]
             x0, p = propose(logits, settings, draws, b, s)
             x0, p = np.array(x0), np.array(p)
             clear = npz[f"b{b}_top1_margin"][s] > 1e-3
             np.testing.assert_array_equal(x0[clear], npz[f"b{b}_x0"][s][clear])
             np.testing.assert_allclose(p, npz[f"b{b}_x0_p"][s], atol=1e-4)
             masked = (block_in == MASK) & (np.arange(32) >= prompt_positions)
-            transfer = select_transfer(np.where(masked, p, -np.inf), quotas[s], settings.threshold)
+            transfer = select_transfer(np.where(masked, p, -np.inf), quotas[s], settings.diffusion_threshold)
             np.testing.assert_array_equal(transfer, npz[f"b{b}_transfer"][s])
-        net.commit_block(mx.array(npz[f"b{b}_committed"][None]), cache)
+        net.commit(mx.array(npz[f"b{b}_committed"][None]), cache)
 
 
 # ---- whole trajectories -----------------------------------------------------------------------------------------
@@ -296,7 +296,7 @@ class ScriptedNetwork:
     def prefill(self, ids, cache, block_length):
         cache.offset += ids.shape[1]
 
-    def block_logits(self, block_ids, cache):
+    def denoise(self, block_ids, cache):
         self.forwards += 1
         logits = np.zeros((1, block_ids.shape[1], self.vocab_size), np.float32)
         logits[..., 7] = 12.0
@@ -304,13 +304,13 @@ class ScriptedNetwork:
         logits[0, positions == self.eos_at, EOS] = 20.0
         return mx.array(logits)
 
-    def commit_block(self, ids, cache):
+    def commit(self, ids, cache):
         cache.offset += ids.shape[1]
 
 
 def _scripted(model, eos_at):
-    return SimpleNamespace(network=ScriptedNetwork(eos_at), generation_config={}, tokenizer=model.tokenizer,
-                           generation_module=llada2)
+    return SimpleNamespace(family="llada2_moe", network=ScriptedNetwork(eos_at), generation_config={},
+                           tokenizer=model.tokenizer)
 
 
 def test_eos_stops_after_its_block_and_is_kept(model):
@@ -339,8 +339,7 @@ def test_bad_settings_and_input(model):
         engine.generate(model, messages=[{"role": "user", "content": "hi"}], images=["x.png"])
     # raised when called, before any event
     with pytest.raises(InputError, match="text only"):
-        llada2.generate(model, prompt_ids=[1, 2], settings=engine.Settings(), randomness=None, cancel=None,
-                        session=None, pixel_values=[mx.zeros((3, 8, 8))])
+        llada2.build(model, engine.Settings(), lambda seed: None, pixel_values=[mx.zeros((3, 8, 8))])
     with pytest.raises(InputError, match="prompt ids"):
         engine.generate(model, prompt_ids=[1, 600], settings=engine.Settings())
 

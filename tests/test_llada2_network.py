@@ -130,9 +130,9 @@ def test_multi_block_prefill_equals_block_by_block(load_network):
     together = net.prefill(window)
     one_by_one = net.prefill(window[:, :BLOCK])
     offset = one_by_one.offset
-    net.block_logits(window[:, BLOCK:], one_by_one)
-    assert one_by_one.offset == offset  # block_logits never writes the cache
-    net.commit_block(window[:, BLOCK:], one_by_one)
+    net.denoise(window[:, BLOCK:], one_by_one)
+    assert one_by_one.offset == offset  # denoising never writes the cache
+    net.commit(window[:, BLOCK:], one_by_one)
     assert together.offset == one_by_one.offset == 2 * BLOCK
     for a, b in zip(together, one_by_one):
         assert _max_diff(a.keys, b.keys) < 1e-5 and _max_diff(a.values, b.values) < 1e-5
@@ -152,14 +152,14 @@ def test_prefill_writes_only_the_whole_prompt_blocks(load_network):
 
 def _misaligned(net):
     cache = net.make_cache(BLOCK)
-    net.commit_block(mx.zeros((1, 5), dtype=mx.int32), cache)
+    net.commit(mx.zeros((1, 5), dtype=mx.int32), cache)
     return cache
 
 
 # ---- parity with mlx-vlm --------------------------------------------------------------------------------------------
 
 @pytest.mark.parametrize("variant", PARITY_VARIANTS)
-def test_prefix_cache_and_block_logits_match_mlx_vlm(load_network, variant):
+def test_prefix_cache_and_block_denoising_logits_match_mlx_vlm(load_network, variant):
     config, net = load_network(variant)
     golden = np.load(GOLDEN / variant / "forward.npz")
     prompt = golden["input_ids"]
@@ -169,7 +169,7 @@ def test_prefix_cache_and_block_logits_match_mlx_vlm(load_network, variant):
         assert _max_diff(cache[i].keys[0], golden[f"prefix_kv_layer{i}_keys"]) < 1e-4
         assert _max_diff(cache[i].values[0], golden[f"prefix_kv_layer{i}_values"]) < 1e-4
     for name in ("masked", "canvas"):
-        logits = net.block_logits(_ids(golden[f"block_{name}_ids"]), cache)
+        logits = net.denoise(_ids(golden[f"block_{name}_ids"]), cache)
         assert logits.dtype == mx.float32 and logits.shape == (1, BLOCK, config.vocab_size)
         assert _max_diff(logits[0], golden[f"logits_block_{name}"]) < 3e-3
 
@@ -201,13 +201,13 @@ def test_layer_outputs_and_router_picks_match_mlx_vlm(load_network, variant):
 
 # ---- parity with the official implementation ------------------------------------------------------------------------
 
-def test_block_logits_match_official_forward(load_network):
+def test_block_denoising_logits_match_official_forward(load_network):
     _, net = load_network("llada2")
     official = np.load(HF_FORWARD)
     for name in ("masked", "canvas"):
         window = official[f"window_ids_{name}"]
         cache = net.prefill(_ids(window[:BLOCK]))
-        logits = net.block_logits(_ids(window[BLOCK:]), cache)
+        logits = net.denoise(_ids(window[BLOCK:]), cache)
         assert _max_diff(logits[0], official[f"logits_block_{name}"]) < 2e-3
 
 
@@ -280,7 +280,7 @@ def test_bf16_checkpoint_loads_and_runs_close_to_fp32(load_network):
     assert net.language_model.model.layers[1].mlp.switch_mlp.up_proj.weight.dtype == mx.float32
     golden = np.load(GOLDEN / "llada2" / "forward.npz")
     cache = net.prefill(_ids(golden["input_ids"][:BLOCK]))
-    logits = np.array(net.block_logits(_ids(golden["block_masked_ids"]), cache)[0])
+    logits = np.array(net.denoise(_ids(golden["block_masked_ids"]), cache)[0])
     reference = golden["logits_block_masked"]
     assert np.isfinite(logits).all()
     assert np.corrcoef(logits.ravel(), reference.ravel())[0, 1] > 0.95

@@ -7,8 +7,8 @@ import mlx.core as mx
 import numpy as np
 import pytest
 
-from engine.generation.diffusion_gemma import (
-    StabilityTracker,
+from engine.generation.diffusion_gemma import StabilityTracker
+from engine.generation.sampling import (
     confidence_transfer_mask,
     entropy_bound_mask,
     linear_temperature,

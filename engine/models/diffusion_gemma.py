@@ -453,6 +453,13 @@ class Network(nn.Module):
         return self.model.decoder.layers
 
     @property
+    def eos_token_ids(self) -> tuple[int, ...]:
+        return tuple(self.config.eos_token_ids)
+
+    def make_cache(self) -> PrefixCache:
+        return PrefixCache(len(self.layers))
+
+    @property
     def has_vision(self) -> bool:
         return self.model.encoder.vision_tower is not None
 
@@ -493,7 +500,8 @@ class Network(nn.Module):
         `pixel_values`: one [3, H, W] array per image whose soft tokens are in `input_ids`, in prompt
         order (images already in the cache are not passed again). `token_type_ids` [1, T] marks the soft
         tokens with 1; each image's run of soft tokens attends bidirectionally within itself."""
-        cache = PrefixCache(len(self.layers)) if cache is None else cache
+        cache = self.make_cache() if cache is None else cache
+        # The public entry of a request's ids: checked here once, never again per step.
         input_ids = _checked_ids(input_ids, self.vocab_size)
         if token_type_ids is not None:
             token_type_ids = mx.array(token_type_ids).reshape(-1)
@@ -508,8 +516,7 @@ class Network(nn.Module):
     def prompt_embeddings(self, input_ids: mx.array, pixel_values=None, token_type_ids: mx.array | None = None) -> mx.array:
         """Encoder input [1, T, H]: scaled token embeddings (placeholders as pad), with the image features,
         unscaled, in place of the image soft tokens (token type 1, or the image token id without types)."""
-        input_ids = _checked_ids(input_ids, self.vocab_size)
-        h = self._embed_prompt(input_ids)
+        h = self._embed_prompt(_as_batch_row(input_ids))
         if pixel_values is None:
             return h
         if token_type_ids is not None:
@@ -542,7 +549,7 @@ class Network(nn.Module):
         The block's ids are embedded as they are: the official implementation maps media placeholders to
         pad only where vision features replace them, and a generated `<|image|>` id has none (checked by
         the official argmax-proposal trace, whose block 1 contains one)."""
-        self._encode(self._embed(_checked_ids(canvas_ids, self.vocab_size)), cache, None)
+        self._encode(self._embed(_as_batch_row(canvas_ids)), cache, None)
         return cache
 
     def _embed_prompt(self, input_ids: mx.array) -> mx.array:
@@ -576,8 +583,7 @@ class Network(nn.Module):
 
         `self_conditioning` is the previous step's `self_conditioning_signal(...)` (None on a canvas's
         first step). Processed logits [.., V] are accepted too, for either kind of embedding."""
-        canvas_ids = _checked_ids(canvas_ids, self.vocab_size)
-        embeddings = self._embed(canvas_ids)
+        embeddings = self._embed(_as_batch_row(canvas_ids))
         soft = None if self_conditioning is None else self._soft_embeddings(self_conditioning, embeddings.dtype)
         h = self.model.decoder.self_conditioning(embeddings, soft)
         offset = cache.offset
@@ -634,10 +640,14 @@ def make_processor(path, config: ModelConfig, tokenizer=None) -> ImageProcessor 
     return ImageProcessor.from_checkpoint(path, config)
 
 
-def _checked_ids(ids: Any, vocab_size: int) -> mx.array:
+def _as_batch_row(ids: Any) -> mx.array:
+    """A plain sequence of ids is one batch row; no value check (that costs host syncs, done once per request)."""
     ids = mx.array(ids)
-    if ids.ndim == 1:  # a plain sequence of ids is one batch row
-        ids = ids[None]
+    return ids[None] if ids.ndim == 1 else ids
+
+
+def _checked_ids(ids: Any, vocab_size: int) -> mx.array:
+    ids = _as_batch_row(ids)
     if ids.ndim != 2 or ids.shape[0] != 1 or ids.shape[1] == 0:
         raise InputError(f"token ids must have shape [1, length>0], got {tuple(ids.shape)}")
     if not mx.issubdtype(ids.dtype, mx.integer):

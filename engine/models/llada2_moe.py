@@ -316,7 +316,7 @@ class Network(nn.Module):
         """Encode the whole blocks of a prompt block-causally and append them to the cache.
 
         A prompt that ends inside a block writes only its whole blocks: the rest belongs to the first block
-        that is denoised (it is fed to `block_logits` with the masks), as in the official generate()."""
+        that is denoised (it is fed to `denoise` with the masks), as in the official generate()."""
         if cache is None:
             cache = self.make_cache(block_length)
         if isinstance(cache, BlockCache) and cache.block_length != block_length:
@@ -333,11 +333,11 @@ class Network(nn.Module):
             mx.eval(cache.arrays())
         return cache
 
-    def block_logits(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:
+    def denoise(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:
         """float32 logits [1, block, vocab] of the active block against the cached prefix (cache unchanged)."""
         return self.language_model(block_ids, cache)
 
-    def commit_block(self, block_ids: mx.array, cache: PrefixCache) -> None:
+    def commit(self, block_ids: mx.array, cache: PrefixCache) -> None:
         """Append a finished block's keys/values (recomputed: its tokens changed after the last step)."""
         self.language_model.model(block_ids, cache, commit=True)
         mx.eval(cache.arrays())

@@ -1,0 +1,112 @@
+"""Pure sampler maths for both families (the role of mlx-lm's `sample_utils`): functions of logits, scores and
+schedules, no state, no model. Each is tested against the reference implementations' recorded values.
+"""
+
+from __future__ import annotations
+
+import mlx.core as mx
+import numpy as np
+
+# ---- distributions --------------------------------------------------------------------------------------------
+
+
+def log_softmax(logits: mx.array) -> mx.array:
+    return logits - mx.logsumexp(logits, axis=-1, keepdims=True)
+
+
+def token_entropy(processed: mx.array) -> mx.array:
+    """Per-position entropy (nats) of softmax(processed), float32."""
+    logp = log_softmax(processed)
+    return -mx.sum(mx.exp(logp) * logp, axis=-1)
+
+
+def token_probability(processed: mx.array, ids: mx.array) -> mx.array:
+    """softmax(processed)[ids] per position."""
+    logp = log_softmax(processed)
+    return mx.exp(mx.take_along_axis(logp, ids[..., None], axis=-1)[..., 0])
+
+
+def top_k_filter(logits: mx.array, k: int | None) -> mx.array:
+    """Logits below the k-th largest become -inf (ties with it are kept)."""
+    if not k or k >= logits.shape[-1]:
+        return logits
+    kth = mx.min(mx.topk(logits, k, axis=-1), axis=-1, keepdims=True)
+    return mx.where(logits < kth, -mx.inf, logits)
+
+
+def top_p_filter(logits: mx.array, p: float | None) -> mx.array:
+    """Nucleus filter: keep the most likely tokens up to and including the one whose cumulative probability
+    first exceeds p (the top token always stays); the rest become -inf."""
+    if p is None or p >= 1.0:
+        return logits
+    order = mx.argsort(-logits, axis=-1)
+    ranked = mx.take_along_axis(logits, order, axis=-1)
+    cumulative = mx.cumsum(mx.softmax(ranked, axis=-1), axis=-1)
+    # A token is dropped when the tokens ranked before it already exceed p.
+    drop_ranked = mx.concatenate([mx.zeros_like(cumulative[..., :1]), cumulative[..., :-1]], axis=-1) > p
+    drop = mx.take_along_axis(drop_ranked, mx.argsort(order, axis=-1), axis=-1)
+    return mx.where(drop, -mx.inf, logits)
+
+
+# ---- DiffusionGemma: temperature schedule and acceptance ------------------------------------------------------
+
+
+def linear_temperature(cur_step: int, steps: int, t_min: float, t_max: float) -> np.float32:
+    """t = t_min + (t_max - t_min) * cur_step / N (cur_step counts the steps remaining), in float32 like the
+    reference's tensor arithmetic."""
+    f = np.float32
+    return f(t_min) + f(t_max - t_min) * f(cur_step) / f(steps)
+
+
+def entropy_bound_mask(entropy: mx.array, bound: float) -> mx.array:
+    """Accept the lowest-entropy positions while the entropies sorted before them sum to <= bound.
+
+    The lowest-entropy position is always accepted (empty sum). Works on the last axis."""
+    order = mx.argsort(entropy, axis=-1)
+    ranked = mx.take_along_axis(entropy, order, axis=-1)
+    accepted_ranked = (mx.cumsum(ranked, axis=-1) - ranked) <= bound
+    inverse = mx.argsort(order, axis=-1)
+    return mx.take_along_axis(accepted_ranked, inverse, axis=-1)
+
+
+def confidence_transfer_mask(confidence: mx.array, unrevealed: mx.array, threshold: float,
+                             force_all: bool = False) -> mx.array:
+    """Unrevealed positions with confidence >= threshold; if none, the single most confident unrevealed one."""
+    if force_all:
+        return unrevealed
+    transfer = unrevealed & (confidence >= threshold)
+    masked = mx.where(unrevealed, confidence, -mx.inf)
+    best = mx.argmax(masked, axis=-1, keepdims=True)
+    positions = mx.arange(confidence.shape[-1])
+    fallback = (positions == best) & unrevealed
+    need_fallback = (~mx.any(transfer, axis=-1, keepdims=True)) & mx.any(unrevealed, axis=-1, keepdims=True)
+    return mx.where(need_fallback, fallback, transfer)
+
+
+# ---- LLaDA-2: how many positions a step commits ---------------------------------------------------------------
+
+
+def transfer_schedule(block_length: int, steps: int) -> list[int]:
+    """n[s]: the fewest positions step s commits. block/steps each, the remainder one each on the first steps."""
+    base, remainder = divmod(block_length, steps)
+    return [base + (1 if s < remainder else 0) for s in range(steps)]
+
+
+def threshold_schedule(start: float, end: float, steps: int) -> list[float]:
+    """Linear from `start` at the first step of a block to `end` at its last."""
+    return [start - (start - end) * s / max(1, steps - 1) for s in range(steps)]
+
+
+def select_transfer(confidence: np.ndarray, quota: int, threshold: float) -> np.ndarray:
+    """Positions to commit this step. `confidence` is -inf where nothing can be committed (not masked).
+
+    Everything strictly above the threshold when that reaches the quota; otherwise the `quota` most confident
+    positions (fewer if fewer are masked), ties to the lowest index."""
+    high = confidence > threshold
+    if high.sum() >= quota:
+        return high
+    count = min(quota, int(np.isfinite(confidence).sum()))
+    chosen = np.argsort(-confidence, kind="stable")[:count]
+    transfer = np.zeros(confidence.shape, dtype=bool)
+    transfer[chosen] = True
+    return transfer
