@@ -2,24 +2,14 @@
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
 from pathlib import Path
 
 import pytest
 
+from store_helpers import FakeClock, assert_refused_untouched
 from tui import store as store_module
-from tui.store import ConversationStore, NotFoundError, StoreError, default_db_path
-
-
-class FakeClock:
-    """Whole seconds that advance by one per call, so ordering by time is deterministic."""
-
-    def __init__(self, start: float = 1_700_000_000.0):
-        self._ticks = itertools.count(start)
-
-    def __call__(self) -> float:
-        return next(self._ticks)
+from tui.store import ConversationStore, NotFoundError, StoreError, default_db_path, schema
 
 
 @pytest.fixture
@@ -195,7 +185,7 @@ def test_search_is_newest_first_and_limited(store: ConversationStore):
 
 
 def test_like_fallback_when_fts5_is_missing_and_index_built_later(monkeypatch, db_path: Path):
-    monkeypatch.setattr(store_module, "_fts5_available", lambda connection: False)
+    monkeypatch.setattr(schema, "fts5_available", lambda connection: False)
     with ConversationStore(db_path) as fallback:
         assert not fallback.full_text_search
         ids = _fill_for_search(fallback)
@@ -271,21 +261,10 @@ def test_failed_write_rolls_back(store: ConversationStore):
     assert store.search("lost") == []
 
 
-def _assert_refused_untouched(path: Path, match: str) -> None:
-    before = path.read_bytes()
-    siblings = sorted(path.parent.iterdir())
-    with pytest.raises(StoreError, match=match) as raised:
-        ConversationStore(path)
-    assert str(path) in str(raised.value)
-    assert "\n" not in str(raised.value)
-    assert path.read_bytes() == before
-    assert sorted(path.parent.iterdir()) == siblings  # no -wal/-shm or journal files either
-
-
 def test_corrupt_file_raises_store_error_and_is_left_alone(tmp_path: Path):
     path = tmp_path / "conversations.sqlite3"
     path.write_bytes(b"this is not a database, just some text that someone cares about\n" * 100)
-    _assert_refused_untouched(path, "not a database")
+    assert_refused_untouched(path, "not a database")
 
 
 def test_damaged_database_raises_store_error(db_path: Path):
@@ -296,7 +275,7 @@ def test_damaged_database_raises_store_error(db_path: Path):
     db_path.write_bytes(bytes(raw))
     for extra in db_path.parent.glob("*-wal"):
         extra.unlink()
-    _assert_refused_untouched(db_path, "malformed")
+    assert_refused_untouched(db_path, "malformed")
 
 
 def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
@@ -305,7 +284,7 @@ def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
     connection.execute("CREATE TABLE notes (text TEXT)")
     connection.commit()
     connection.close()
-    _assert_refused_untouched(foreign, "not a diffusion-chat")
+    assert_refused_untouched(foreign, "not a diffusion-chat")
 
     newer = tmp_path / "newer" / "conversations.sqlite3"
     ConversationStore(newer).close()
@@ -313,4 +292,4 @@ def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
     connection.execute("PRAGMA user_version = 99")
     connection.commit()
     connection.close()
-    _assert_refused_untouched(newer, "newer diffusion-chat")
+    assert_refused_untouched(newer, "newer diffusion-chat")
