@@ -16,19 +16,36 @@ class StoreError(Exception):
 
 
 class NotFoundError(StoreError):
-    """No conversation or message has the given id."""
+    """No conversation, message or revision has the given id."""
 
 
 @dataclass(frozen=True)
 class Message:
     id: int
     conversation_id: int
+    parent_id: int | None  # the message this one follows; None for a first message
     role: str
-    content: str
+    content: str  # for an assistant message: its current revision's, as are reasoning, status and stats
     reasoning: str
     images: tuple[str, ...]
     status: str
     stats: dict[str, Any] | None
+    revision: int | None  # the number of the current revision; None for user and system messages
+    created_at: datetime
+
+
+@dataclass(frozen=True)
+class Revision:
+    """One version of an assistant message; regenerating adds one."""
+
+    id: int
+    message_id: int
+    number: int  # 1, 2, ... per message, in the order they were made
+    content: str
+    reasoning: str
+    status: str
+    stats: dict[str, Any] | None
+    settings: dict[str, Any] | None  # the sampler settings it was made with
     created_at: datetime
 
 
@@ -37,11 +54,11 @@ class Conversation:
     id: int
     title: str
     model: str
-    settings: dict[str, Any]
     think: bool
+    system_prompt: str | None
     created_at: datetime
     updated_at: datetime
-    messages: tuple[Message, ...] = field(default=())
+    messages: tuple[Message, ...] = field(default=())  # the current path: root to current leaf
 
 
 @dataclass(frozen=True)
@@ -49,7 +66,7 @@ class ConversationSummary:
     id: int
     title: str
     model: str
-    message_count: int
+    message_count: int  # messages on the current path, as `get` returns them
     created_at: datetime
     updated_at: datetime
 
@@ -65,16 +82,33 @@ class SearchHit:
 
 
 def message_from_row(row: tuple) -> Message:
-    message_id, conversation_id, role, content, reasoning, images, status, stats, created = row
+    message_id, conversation_id, parent_id, role, content, reasoning, images, status, stats, revision, created = row
     return Message(
         id=message_id,
         conversation_id=conversation_id,
+        parent_id=parent_id,
         role=role,
         content=content,
         reasoning=reasoning,
         images=tuple(json.loads(images)),
         status=status,
-        stats=None if stats is None else json.loads(stats),
+        stats=from_json(stats),
+        revision=revision,
+        created_at=to_time(created),
+    )
+
+
+def revision_from_row(row: tuple) -> Revision:
+    revision_id, message_id, number, content, reasoning, status, stats, settings, created = row
+    return Revision(
+        id=revision_id,
+        message_id=message_id,
+        number=number,
+        content=content,
+        reasoning=reasoning,
+        status=status,
+        stats=from_json(stats),
+        settings=from_json(settings),
         created_at=to_time(created),
     )
 
@@ -88,6 +122,10 @@ def to_json(value: Any) -> str:
         return json.dumps(value, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError) as error:
         raise ValueError(f"cannot save {value!r}: {error}") from None
+
+
+def from_json(text: str | None) -> Any:
+    return None if text is None else json.loads(text)
 
 
 def one_line(title: str) -> str:

@@ -21,10 +21,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from .migrations import Migration, run, v1
+from .migrations import Migration, run, v1, v2
 from .records import StoreError
 
-MIGRATIONS: tuple[Migration, ...] = (v1.MIGRATION,)
+MIGRATIONS: tuple[Migration, ...] = (v1.MIGRATION, v2.MIGRATION)
 SCHEMA_VERSION = len(MIGRATIONS)
 
 # (table, column) pairs with an external-content FTS5 index named <table>_fts. The text lives once, in the
@@ -116,7 +116,7 @@ def upgrade(connection: sqlite3.Connection, path: Path, version: int) -> None:
     """Apply the steps after `version`, one transaction each."""
     for step in MIGRATIONS[version:]:
         try:
-            with _transaction(connection):
+            with transaction(connection):
                 step.upgrade(connection)
                 if not connection.in_transaction:
                     raise RuntimeError(f"the migration to schema {step.version} committed on its own")
@@ -135,7 +135,7 @@ def ensure_full_text_index(connection: sqlite3.Connection, path: Path) -> None:
     if not missing:
         return
     try:
-        with _transaction(connection):
+        with transaction(connection):
             for table, column in missing:
                 run(connection, full_text_index_sql(table, column))
     except sqlite3.Error as error:
@@ -143,7 +143,7 @@ def ensure_full_text_index(connection: sqlite3.Connection, path: Path) -> None:
 
 
 @contextmanager
-def _transaction(connection: sqlite3.Connection) -> Iterator[None]:
+def transaction(connection: sqlite3.Connection) -> Iterator[None]:
     connection.execute("BEGIN IMMEDIATE")
     try:
         yield
