@@ -3,8 +3,9 @@
 `PRAGMA user_version` is the schema version; 0 is a file nobody has written to yet. `MIGRATIONS[k]` takes a
 database from version k to k+1, and each step is a module in `migrations/`. Opening a file:
 
-1. `check` reads and writes nothing. It refuses a newer version, a version-0 file that already has tables
-   (another program's), and a file whose tables are not the ones its version promises.
+1. `check` only reads. It refuses a newer version, a version-0 file that already has tables (another
+   program's), a file whose tables are not the ones its version promises, and a file with a full-text
+   index where this SQLite lacks FTS5 (the index's triggers would make every write fail).
 2. `upgrade` applies the missing steps in order, each in its own transaction that also bumps
    `user_version`. A step that fails rolls back and leaves the file at the version before it.
 3. `ensure_full_text_index` adds the FTS5 index where SQLite has FTS5 and the file lacks it. That covers a
