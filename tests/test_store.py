@@ -1,25 +1,18 @@
-"""The conversation store: CRUD, ordering, search, export, restart and refusal to touch broken files."""
+"""The conversation store: CRUD, ordering, search, export, restart and refusal to touch broken files.
+
+Branches, revisions and trajectories are in test_store_tree.py, the schema ladder in test_store_schema.py."""
 
 from __future__ import annotations
 
-import itertools
 import sqlite3
+import threading
 from pathlib import Path
 
 import pytest
 
+from store_helpers import FakeClock, assert_refused_untouched
 from tui import store as store_module
-from tui.store import ConversationStore, NotFoundError, StoreError, default_db_path
-
-
-class FakeClock:
-    """Whole seconds that advance by one per call, so ordering by time is deterministic."""
-
-    def __init__(self, start: float = 1_700_000_000.0):
-        self._ticks = itertools.count(start)
-
-    def __call__(self) -> float:
-        return next(self._ticks)
+from tui.store import ConversationStore, NotFoundError, StoreError, default_db_path, schema
 
 
 @pytest.fixture
@@ -41,10 +34,10 @@ def test_default_path_honours_the_environment_variable(monkeypatch, tmp_path):
 
 
 def test_create_get_rename_delete(store: ConversationStore):
-    created = store.create("First  chat\n", "google/diffusion-gemma", {"temp": 0.7, "max_tokens": 64}, think=True)
+    created = store.create("First  chat\n", "google/diffusion-gemma", think=True, system_prompt="Be brief.")
     assert created.title == "First chat"  # titles are kept to one line
-    assert (created.model, created.settings, created.think, created.messages) == (
-        "google/diffusion-gemma", {"temp": 0.7, "max_tokens": 64}, True, ()
+    assert (created.model, created.think, created.system_prompt, created.messages) == (
+        "google/diffusion-gemma", True, "Be brief.", ()
     )
     assert store.get(created.id) == created
 
@@ -97,47 +90,68 @@ def test_messages_keep_order_and_fields(store: ConversationStore):
     assert messages[3].status == "cancelled"
 
 
-def test_update_and_delete_message(store: ConversationStore):
+def test_a_new_revision_replaces_the_answer_everywhere(store: ConversationStore):
     conversation = store.create("chat", "m")
     store.add_message(conversation.id, "user", "question")
-    reply = store.add_message(conversation.id, "assistant", "", status="cancelled")
-    updated = store.update_message(reply.id, content="answer", reasoning="why", status="complete", stats={"steps": 3})
+    reply = store.add_message(conversation.id, "assistant", "draft", status="cancelled")
+    store.add_revision(reply.id, "answer", reasoning="why", status="complete", stats={"steps": 3})
+    updated = store.get_message(reply.id)
     assert (updated.content, updated.reasoning, updated.status, updated.stats) == ("answer", "why", "complete", {"steps": 3})
-    assert store.search("answer")[0].message_id == reply.id  # the index follows the edit
+    assert store.get(conversation.id).messages[-1] == updated
+    assert store.search("answer")[0].message_id == reply.id  # the index follows the shown revision
+    assert store.search("draft") == []
 
-    store.delete_message(reply.id)
-    assert [message.content for message in store.get(conversation.id).messages] == ["question"]
+    store.set_current_revision(reply.id, 1)
+    assert [message.content for message in store.get(conversation.id).messages] == ["question", "draft"]
     assert store.search("answer") == []
+    assert store.search("draft")[0].message_id == reply.id
     with pytest.raises(NotFoundError):
-        store.update_message(reply.id, content="x")
+        store.add_revision(reply.id + 100, "x")
+    with pytest.raises(NotFoundError):
+        store.set_current_revision(reply.id, 3)
 
 
 @pytest.mark.parametrize(
-    "arguments",
-    [{"role": "robot"}, {"status": "done"}, {"stats": {"value": object()}}, {"stats": {"value": float("nan")}}],
+    ("arguments", "error"),
+    [
+        ({"role": "robot"}, ValueError),
+        ({"status": "done"}, ValueError),
+        ({"stats": {"value": object()}}, ValueError),
+        ({"stats": {"value": float("nan")}}, ValueError),
+        ({"role": "assistant", "settings": {"temp": object()}}, ValueError),
+        ({"settings": {"temp": 0.5}}, ValueError),  # only answers record sampler settings
+        ({"parent_id": 12345}, NotFoundError),
+    ],
 )
-def test_invalid_messages_are_rejected_without_writing(store: ConversationStore, arguments):
+def test_invalid_messages_are_rejected_without_writing(store: ConversationStore, arguments, error):
     conversation = store.create("chat", "m")
     call = {"role": "user", **arguments}
-    with pytest.raises(ValueError):
+    with pytest.raises(error):
         store.add_message(conversation.id, content="x", **call)
     assert store.get(conversation.id).messages == ()
+    assert store.list()[0].message_count == 0
 
 
-def test_per_conversation_settings(store: ConversationStore):
-    conversation = store.create("chat", "m", {"temp": 0.5})
-    store.set_setting(conversation.id, "think", True)
-    store.set_setting(conversation.id, "top_k", 40)
-    store.set_setting(conversation.id, "temp", None)  # None removes an override
-    assert store.get_setting(conversation.id, "think") is True
-    assert store.get_setting(conversation.id, "top_k") == 40
-    assert store.get_setting(conversation.id, "temp", "default") == "default"
+def test_per_conversation_thinking_and_system_prompt(store: ConversationStore):
+    conversation = store.create("chat", "m")
+    assert (conversation.think, conversation.system_prompt) == (False, None)
+    store.set_think(conversation.id, True)
+    store.set_system_prompt(conversation.id, "You are terse.\nAnswer in French.")
     reloaded = store.get(conversation.id)
-    assert reloaded.think is True and reloaded.settings == {"top_k": 40}
+    assert reloaded.think is True and reloaded.system_prompt == "You are terse.\nAnswer in French."
+    assert reloaded.updated_at > conversation.updated_at
+    for blank in (None, "", "  \n"):
+        store.set_system_prompt(conversation.id, "x")
+        store.set_system_prompt(conversation.id, blank)  # None or blank text removes it
+        assert store.get(conversation.id).system_prompt is None
     with pytest.raises(ValueError):
-        store.set_setting(conversation.id, "think", "yes")
+        store.set_think(conversation.id, "yes")
     with pytest.raises(ValueError):
-        store.create("bad", "m", {"think": True})
+        store.create("bad", "m", think="yes")
+    with pytest.raises(NotFoundError):
+        store.set_think(conversation.id + 1, True)
+    with pytest.raises(NotFoundError):
+        store.set_system_prompt(conversation.id + 1, "x")
 
 
 def _fill_for_search(store: ConversationStore) -> dict[str, int]:
@@ -195,7 +209,7 @@ def test_search_is_newest_first_and_limited(store: ConversationStore):
 
 
 def test_like_fallback_when_fts5_is_missing_and_index_built_later(monkeypatch, db_path: Path):
-    monkeypatch.setattr(store_module, "_fts5_available", lambda connection: False)
+    monkeypatch.setattr(schema, "fts5_available", lambda connection: False)
     with ConversationStore(db_path) as fallback:
         assert not fallback.full_text_search
         ids = _fill_for_search(fallback)
@@ -223,9 +237,10 @@ def test_full_text_index_stays_consistent(store: ConversationStore):
 
 
 def test_export_markdown(store: ConversationStore):
-    conversation = store.create("Pictures", "inclusionAI/LLaDA2.0-mini", {"temp": 0.2}, think=True)
+    conversation = store.create("Pictures", "inclusionAI/LLaDA2.0-mini", think=True)
     store.add_message(conversation.id, "user", "What is in this picture?", images=["beach.png"])
-    store.add_message(conversation.id, "assistant", "A sunny beach.", reasoning="Sand, sea and sky.")
+    store.add_message(conversation.id, "assistant", "A sunny beach.", reasoning="Sand, sea and sky.",
+                      settings={"temp": 0.2})
     store.add_message(conversation.id, "user", "Longer please")
     store.add_message(conversation.id, "assistant", "A long", status="cancelled")
 
@@ -234,7 +249,7 @@ def test_export_markdown(store: ConversationStore):
     assert lines[0] == "# Pictures"
     assert "- Model: `inclusionAI/LLaDA2.0-mini`" in lines
     assert "- Thinking: on" in lines
-    assert "- Settings: temp=0.2" in lines
+    assert "*Revision 1 of 1 · settings: temp=0.2*" in lines  # the settings the answer was made with
     assert [line for line in lines if line.startswith("## ")] == ["## User", "## Assistant", "## User", "## Assistant"]
     assert "Images: `beach.png`" in lines
     details = markdown.index("<details>")
@@ -246,12 +261,17 @@ def test_export_markdown(store: ConversationStore):
 
 def test_data_survives_a_restart(db_path: Path):
     with ConversationStore(db_path) as first:
-        conversation = first.create("persisted", "m", {"seed": 7}, think=True)
+        conversation = first.create("persisted", "m", think=True, system_prompt="Be kind.")
         first.add_message(conversation.id, "user", "remember me")
-        first.add_message(conversation.id, "assistant", "I will", stats={"steps": 2})
+        reply = first.add_message(conversation.id, "assistant", "I will", stats={"steps": 2}, settings={"seed": 7})
+        revision = first.add_revision(reply.id, "I promise", settings={"seed": 8})
+        assert first.save_trajectory(revision.id, b"\x00frames")
         before = first.get(conversation.id)
+        revisions = first.revisions(reply.id)
     with ConversationStore(db_path) as second:
         assert second.get(conversation.id) == before
+        assert second.revisions(reply.id) == revisions
+        assert second.load_trajectory(revision.id) == b"\x00frames"
         assert [hit.conversation_id for hit in second.search("remember")] == [conversation.id]
     connection = sqlite3.connect(db_path)
     assert connection.execute("PRAGMA user_version").fetchone()[0] == store_module.SCHEMA_VERSION
@@ -271,21 +291,10 @@ def test_failed_write_rolls_back(store: ConversationStore):
     assert store.search("lost") == []
 
 
-def _assert_refused_untouched(path: Path, match: str) -> None:
-    before = path.read_bytes()
-    siblings = sorted(path.parent.iterdir())
-    with pytest.raises(StoreError, match=match) as raised:
-        ConversationStore(path)
-    assert str(path) in str(raised.value)
-    assert "\n" not in str(raised.value)
-    assert path.read_bytes() == before
-    assert sorted(path.parent.iterdir()) == siblings  # no -wal/-shm or journal files either
-
-
 def test_corrupt_file_raises_store_error_and_is_left_alone(tmp_path: Path):
     path = tmp_path / "conversations.sqlite3"
     path.write_bytes(b"this is not a database, just some text that someone cares about\n" * 100)
-    _assert_refused_untouched(path, "not a database")
+    assert_refused_untouched(path, "not a database")
 
 
 def test_damaged_database_raises_store_error(db_path: Path):
@@ -296,7 +305,7 @@ def test_damaged_database_raises_store_error(db_path: Path):
     db_path.write_bytes(bytes(raw))
     for extra in db_path.parent.glob("*-wal"):
         extra.unlink()
-    _assert_refused_untouched(db_path, "malformed")
+    assert_refused_untouched(db_path, "malformed")
 
 
 def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
@@ -305,7 +314,7 @@ def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
     connection.execute("CREATE TABLE notes (text TEXT)")
     connection.commit()
     connection.close()
-    _assert_refused_untouched(foreign, "not a diffusion-chat")
+    assert_refused_untouched(foreign, "not a diffusion-chat")
 
     newer = tmp_path / "newer" / "conversations.sqlite3"
     ConversationStore(newer).close()
@@ -313,4 +322,21 @@ def test_other_programs_and_newer_databases_are_refused(tmp_path: Path):
     connection.execute("PRAGMA user_version = 99")
     connection.commit()
     connection.close()
-    _assert_refused_untouched(newer, "newer diffusion-chat")
+    assert_refused_untouched(newer, "newer diffusion-chat")
+
+
+def test_the_store_is_for_the_thread_that_opened_it(store: ConversationStore):
+    conversation = store.create("chat", "m")
+    errors: list[BaseException] = []
+    worker = threading.Thread(target=lambda: _capture(errors, lambda: store.add_message(conversation.id, "user", "x")))
+    worker.start()
+    worker.join()
+    assert len(errors) == 1 and isinstance(errors[0], StoreError) and "thread" in str(errors[0])
+    assert store.get(conversation.id).messages == ()
+
+
+def _capture(errors: list[BaseException], call) -> None:
+    try:
+        call()
+    except BaseException as error:  # noqa: BLE001 - handed to the test thread
+        errors.append(error)

@@ -384,7 +384,7 @@ class ChatScreen(Screen):
         self.think = not self.think
         if self.conversation_id is not None:
             try:
-                self.app.store.set_setting(self.conversation_id, "think", self.think)
+                self.app.store.set_think(self.conversation_id, self.think)
             except StoreError as exc:
                 self.notify(str(exc), severity="error", markup=False)
         self.status_bar.set_thinking(self.think)

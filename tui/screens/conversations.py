@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import Awaitable, Callable
 
@@ -16,14 +15,9 @@ from textual.screen import ModalScreen, Screen
 from textual.widgets import Input, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.store import ConversationStore, StoreError
+from tui.store import ConversationStore, StoreError, export_file_name
 
 from .dialogs import ConfirmScreen, TextPromptScreen
-
-
-def export_file_name(title: str, conversation_id: int) -> str:
-    slug = re.sub(r"[^a-z0-9]+", "-", title.lower()).strip("-")[:40] or "conversation"
-    return f"{slug}-{conversation_id}.md"
 
 
 class ConversationsScreen(ModalScreen[int | None]):
