@@ -2,7 +2,7 @@
 
 Each theme is a TOML file in this folder holding the fields of `textual.theme.Theme`; its `[variables]`
 table adds the colours of the denoising canvas (CANVAS_VARIABLES), which the app's CSS uses as
-`$canvas-accepted` and so on. Textual's built-in themes lack those variables, so an app that lets people
+`$canvas-low-entropy` and so on. Textual's built-in themes lack those variables, so an app that lets people
 pick a built-in theme should return `canvas_variable_defaults()` from `App.get_theme_variable_defaults`.
 """
 
@@ -10,22 +10,18 @@ from __future__ import annotations
 
 import sys
 from importlib import resources
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 if sys.version_info >= (3, 11):
     import tomllib
 else:  # Python 3.10
     import tomli as tomllib
 
-if TYPE_CHECKING:
-    from textual.theme import Theme
-
 # In menu order; the first is the default.
 _THEME_FILES = ("dark.toml", "light.toml", "high-contrast.toml")
 
 CANVAS_VARIABLES = (
-    "canvas-accepted",  # text the model has committed
-    "canvas-pending",  # predictions not yet committed
+    "canvas-pending",  # the live canvas's edge: a block still being denoised
     "canvas-noise",  # positions still masked
     "canvas-low-entropy",  # confident predictions
     "canvas-high-entropy",  # unsure predictions
@@ -40,13 +36,6 @@ def _read_theme_data(filename: str) -> dict[str, Any]:
 _THEME_DATA = [_read_theme_data(filename) for filename in _THEME_FILES]
 THEME_NAMES: tuple[str, ...] = tuple(data["name"] for data in _THEME_DATA)
 DEFAULT_THEME = THEME_NAMES[0]
-
-
-def load_themes() -> list[Theme]:
-    """The themes as `textual.theme.Theme` objects, default first, ready for `App.register_theme`."""
-    from textual.theme import Theme
-
-    return [Theme(**data) for data in _THEME_DATA]
 
 
 def canvas_variable_defaults() -> dict[str, str]:

@@ -30,7 +30,8 @@ from engine.events import (
 )
 from engine.settings import Settings
 from engine.worker import EngineWorker
-from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults, load_themes
+from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults
+from themes.textual_themes import load_themes
 
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
