@@ -99,17 +99,17 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
     """One answer in the app; optionally type keys while it denoises.
 
     Returns (stats, key latencies in ms, CPU seconds the UI thread spent while the answer was written)."""
-    chat = app.chat
-    await chat.show_conversation(None)  # a fresh conversation: the same prompt as headless, no history
+    chat, session = app.chat, app.session
+    await session.open(None)  # a fresh conversation: the same prompt as headless, no history
     finished = []
-    handle = chat.handle_generation_event
+    handle = session.handle
 
     async def record(event):
         if isinstance(getattr(event, "event", None), Finished):
             finished.append(event.event.stats)
         await handle(event)
 
-    chat.handle_generation_event = record
+    session.handle = record
     try:
         app.remember_settings(app.model_info.family, settings)
         chat.prompt.focus()
@@ -117,13 +117,13 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
         # (Pilot's own key presses wait for the app to be idle, which it is not while an answer is written.)
         await chat.send(MESSAGES[0]["content"])
         latencies = []
-        while chat.generation is not None and chat.generation.last_frame is None:
+        while session.generation is not None and session.generation.last_frame is None:
             await asyncio.sleep(0.005)
         # A terminal write that moves the cursor to the prompt's line redraws the prompt.
         prompt_line = f"\x1b[{chat.prompt.content_region.y + 1};"
         chat.prompt.cursor_blink = False  # a blinking cursor would redraw that line by itself
         for _ in range(type_keys):
-            if chat.generation is None:
+            if session.generation is None:
                 break
             await asyncio.sleep(0.05)
             RecordingDriver.writes.clear()
@@ -141,7 +141,7 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
             await asyncio.sleep(0.005)
         ui_cpu = time.thread_time() - ui_cpu_start
     finally:
-        del chat.handle_generation_event  # back to the screen's own method
+        del session.handle  # back to the session's own method
     chat.prompt.value = ""
     return finished[0], latencies, ui_cpu
 

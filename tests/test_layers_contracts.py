@@ -34,3 +34,10 @@ def test_deferred_imports_really_are_deferred(modules, forbidden):
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 
+
+
+def test_no_source_module_is_over_400_lines():
+    long = [f"{path.relative_to(REPO)} ({count})" for folder in ("engine", "tui", "themes")
+            for path in (REPO / folder).rglob("*.py")
+            if (count := len(path.read_text(encoding="utf-8").splitlines())) > 400]
+    assert not long, long

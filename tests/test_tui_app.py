@@ -66,17 +66,17 @@ def committed_blocks(monkeypatch):
 
 
 def engine_events(app, monkeypatch, kind) -> list:
-    """Record the engine events of type `kind` (Started, Finished) that the chat screen handles."""
+    """Record the engine events of type `kind` (Started, Finished) that the chat session handles."""
     seen = []
-    chat = app.chat
-    original = chat.handle_generation_event
+    session = app.session
+    original = session.handle
 
     async def handle(update):
         if isinstance(getattr(update, "event", None), kind):
             seen.append(update.event)
         await original(update)
 
-    monkeypatch.setattr(chat, "handle_generation_event", handle)
+    monkeypatch.setattr(session, "handle", handle)
     return seen
 
 
@@ -105,7 +105,7 @@ async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, can
         assert not answer.thinking.display  # no reasoning: no thinking pane
         status = app.chat.status_bar.text
         assert "tok/s" in status and "24 steps, 2 blocks" in status and "length" in status
-        assert app.chat.last_answer == answer.content
+        assert app.session.last_answer == answer.content
         app.chat.action_copy_answer()
         assert app.clipboard == answer.content
 
@@ -141,7 +141,7 @@ async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canv
         tail = int(bool(finished[-1].content_tail or finished[-1].reasoning_tail))
         assert len(committed_blocks) == cancelled_block + 1 + tail and committed_blocks[cancelled_block] == ""
         assert answer.content == "".join(committed_blocks) == finished[-1].content != ""
-        stored = app.store.get(app.chat.conversation_id).messages
+        stored = app.store.get(app.session.conversation_id).messages
         assert [(m.role, m.status) for m in stored] == [("user", "complete"), ("assistant", "cancelled")]
         assert stored[1].content == answer.content
         # The app keeps working after a cancel.
@@ -254,7 +254,7 @@ async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, m
         await wait_for_answer(pilot)
         assert not chat.attachments.attachments  # sent with the message
         assert "cat.png" in str(chat.query_one(UserMessage).query_one(".user-images").render())
-        stored = app.store.get(chat.conversation_id).messages[0]
+        stored = app.store.get(app.session.conversation_id).messages[0]
         assert stored.images == (str(picture.resolve()),)
         # The image's soft tokens (about 65 for this processor) are in the prompt.
         assert started[0].prompt_tokens > 80
@@ -306,7 +306,7 @@ async def test_image_chips_show_size_and_can_be_removed_before_sending(app_env, 
         chat.prompt.value = "describe"
         await pilot.press("enter")
         await pilot.pause()
-        assert chat.generation is None and chat.prompt.value == "describe"
+        assert app.session.generation is None and chat.prompt.value == "describe"
         assert any("cannot read images" in n for n in notices(app))
 
 
@@ -343,13 +343,13 @@ async def test_thinking_toggle_is_per_conversation_and_reaches_the_engine(app_en
         await send(pilot, "second")
         await wait_for_answer(pilot)
         assert [r.think for r in requests] == [False, True]
-        conversation = app.chat.conversation_id
+        conversation = app.session.conversation_id
         assert app.store.get(conversation).think is True
         await pilot.press("ctrl+n")
         await pilot.pause()
-        assert app.chat.think is False and "thinking off" in app.chat.status_bar.text
-        await app.chat.show_conversation(conversation)
-        assert app.chat.think is True
+        assert app.session.think is False and "thinking off" in app.chat.status_bar.text
+        await app.session.open(conversation)
+        assert app.session.think is True
 
 
 async def test_conversations_survive_a_restart_and_can_be_searched_renamed_exported_and_deleted(app_env):
@@ -358,7 +358,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         await wait_for_model(pilot)
         await send(pilot, "remember the zebra")
         await wait_for_answer(pilot)
-        first_answer = app.chat.last_answer
+        first_answer = app.session.last_answer
         await pilot.press("ctrl+n")
         await send(pilot, "another topic")
         await wait_for_answer(pilot)
@@ -385,7 +385,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         await pilot.pause()
         assert [m.content for m in app.chat.query(UserMessage)] == ["remember the zebra"]
         assert app.chat.query_one(AssistantMessage).content == first_answer
-        assert app.chat.history[0] == {"role": "user", "content": "remember the zebra"}
+        assert app.session.history[0] == {"role": "user", "content": "remember the zebra"}
         assert app.chat.prompt.history == ["remember the zebra"]
         # Rename and export the open conversation from the command palette actions.
         app.action_rename_conversation()
@@ -398,7 +398,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         await pilot.pause()
         await pilot.press("enter")  # the proposed file in the current folder
         await pilot.pause()
-        exported = app_env / f"zebras-{app.chat.conversation_id}.md"
+        exported = app_env / f"zebras-{app.session.conversation_id}.md"
         assert exported.read_text().startswith("# Zebras") and "remember the zebra" in exported.read_text()
         # Delete it from the list; the chat goes back to a new conversation.
         await pilot.press("ctrl+o")
@@ -413,14 +413,14 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         assert [c.title for c in app.store.list()] == ["another topic"]
         await pilot.press("escape")
         await pilot.pause()
-        assert app.chat.conversation_id is None and not app.chat.query(UserMessage)
+        assert app.session.conversation_id is None and not app.chat.query(UserMessage)
         # The palette's delete acts on the open conversation.
-        await app.chat.show_conversation(app.store.list()[0].id)
+        await app.session.open(app.store.list()[0].id)
         app.action_delete_conversation()
         await pilot.pause()
         await pilot.click("#confirm")
         await pilot.pause()
-        assert app.store.list() == [] and app.chat.conversation_id is None
+        assert app.store.list() == [] and app.session.conversation_id is None
 
 
 async def test_prompt_history_help_and_an_invalid_settings_file(app_env):

@@ -6,12 +6,16 @@ import numpy as np
 from textual.app import App, ComposeResult
 
 from engine.events import Step
+from themes import canvas_variable_defaults
 from tui.widgets.canvas import LEVELS, MASK_GLYPH, DenoisingCanvas, TokenTexts, uncertainty_levels
 from tui.widgets.printable import flowing, one_line
 
 
 class Host(App):
-    CSS = "DenoisingCanvas { height: auto; }"  # as in tui/app.tcss
+    """Any app can host the canvas: it carries its own CSS; the theme supplies its colours."""
+
+    def get_theme_variable_defaults(self) -> dict[str, str]:
+        return canvas_variable_defaults()
 
     def compose(self) -> ComposeResult:
         yield DenoisingCanvas()

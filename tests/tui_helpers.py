@@ -53,16 +53,27 @@ async def send(pilot, text: str) -> None:
     """Type `text` into the prompt and press Enter; returns once the answer has started (or already ended)."""
     from tui.widgets.messages import AssistantMessage
 
-    chat = pilot.app.chat
+    chat, session = pilot.app.chat, pilot.app.session
     answers = len(chat.query(AssistantMessage))
+
+    def started() -> bool:
+        # The new answer's widget is mounted before its generation is registered: wait for the generation
+        # (or, for a very quick one, its end), not just for the widget.
+        shown = chat.query(AssistantMessage)
+        return len(shown) > answers and (session.generation is not None or shown.last().finished)
+
     chat.prompt.focus()
     chat.prompt.value = text
     await pilot.press("enter")
-    await wait_for(pilot, lambda: len(chat.query(AssistantMessage)) > answers, "the answer to start")
+    await wait_for(pilot, started, "the answer to start")
 
 
 async def wait_for_answer(pilot) -> None:
-    await wait_for(pilot, lambda: pilot.app.chat.generation is None, "the answer to finish")
+    """Until the newest answer has finished (its own state, not the absence of a generation)."""
+    from tui.widgets.messages import AssistantMessage
+
+    chat = pilot.app.chat
+    await wait_for(pilot, lambda: chat.query(AssistantMessage).last().finished, "the answer to finish")
     await pilot.pause()
 
 

@@ -4,8 +4,9 @@ the themes to the chat screen.
 `run_app(AppOptions(...))` is what `diffusion-chat` (tui/cli.py) calls.
 
 Threads: the app never runs MLX. An `engine.worker.EngineWorker` thread loads the model and runs every
-generation; its rare events arrive here as `EngineMessage`s (posted thread-safely onto the app's queue),
-and the chat screen reads the newest canvas frame straight from the worker's slot on a timer.
+generation; its rare events arrive here as `EngineMessage`s (posted thread-safely onto the app's queue) and
+go to the `ChatSession` (the turn logic), which reads the newest canvas frame straight from the worker's
+slot on the chat screen's timer. The app only wires: worker, store, settings file, session and screens.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from engine.worker import EngineWorker
 from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults
 from themes.textual_themes import load_themes
 
+from .chat_session import ChatSession
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
 from .screens.conversations import (
@@ -44,7 +46,7 @@ from .screens.conversations import (
 from .screens.help import HelpScreen
 from .screens.model_picker import ModelPickerScreen
 from .store import ConversationStore, StoreError, default_db_path
-from .widgets.canvas import CANVAS_MODES, TokenTexts
+from .widgets.canvas import CANVAS_MODES
 from .widgets.sampler_panel import SamplerPanel
 
 
@@ -88,12 +90,12 @@ class DiffusionChatApp(App):
         self.engine_worker: EngineWorker | None = None
         self.model_info: ModelInfo | None = None  # what the engine thread says about the loaded model
         self.model_ref: str | None = None
-        self.token_texts: TokenTexts | None = None
         self._settings: dict[str, Settings] = {}  # family -> settings in use
         self._load_job: int | None = None
         loaded = load_config()
         self.config, self.config_error, self.config_path = loaded.config, loaded.error, loaded.path
         self.store, self.store_error = _open_store()
+        self.session: ChatSession | None = None
         for theme in load_themes():
             self.register_theme(theme)
 
@@ -112,9 +114,14 @@ class DiffusionChatApp(App):
         if self.store_error:
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
-        await self.push_screen(ChatScreen(think=self.default_think))
+        self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
+                                   think=self.options.think or self.config.think)
+        screen = ChatScreen(self.session)
+        self.session.view = screen
+        await self.push_screen(screen)
+        screen.show_canvas_mode(self.config.canvas_mode)
         for path in self.options.images:
-            self.chat.attach(path)
+            screen.attach(path)
         ref = self.options.model or self.config.model
         if ref:
             self.load_model(ref)
@@ -127,11 +134,6 @@ class DiffusionChatApp(App):
         self.store.close()
 
     @property
-    def default_think(self) -> bool:
-        """Thinking for a new conversation: on with --think or when the settings say so."""
-        return self.options.think or self.config.think
-
-    @property
     def chat(self) -> ChatScreen:
         return next(screen for screen in self.screen_stack if isinstance(screen, ChatScreen))
 
@@ -139,7 +141,7 @@ class DiffusionChatApp(App):
 
     def load_model(self, ref: str) -> None:
         """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
-        self.model_info, self.token_texts = None, None
+        self.model_info = self.session.model = None
         self.model_ref = ref
         self._load_job = self.engine_worker.load_model(ref)
         self.chat.status_bar.set_model(None)
@@ -162,7 +164,7 @@ class DiffusionChatApp(App):
             return  # shutting down: the screens are already gone
         event = message.event
         if isinstance(event, (GenerationUpdate, GenerationFailed)):
-            await self.chat.handle_generation_event(event)
+            await self.session.handle(event)
             return
         if event.job != self._load_job:
             return  # a load that was replaced by a newer one
@@ -177,20 +179,24 @@ class DiffusionChatApp(App):
             self.chat.show_activity(f"downloading {event.description} {share}")
         elif isinstance(event, ModelLoaded):
             self._load_job = None
-            self.model_info = event.info
-            self.token_texts = TokenTexts(event.info.token_text)
+            self.model_info = self.session.model = event.info
             self._set_config(model=self.model_ref)
-            await self.chat.model_changed()
+            await self._show_model()
             if picker is not None:
                 picker.dismiss()
         elif isinstance(event, LoadFailed):
             self._load_job = None
-            await self.chat.model_changed()
+            await self._show_model()
             text = "Loading cancelled." if event.cancelled else event.message
             if picker is not None:
                 picker.show_error(text)
             else:
                 self.push_screen(ModelPickerScreen(text))
+
+    async def _show_model(self) -> None:
+        model = self.model_info
+        settings = self.settings_for(model.family) if model else Settings()
+        await self.chat.show_model(model, settings, self.config.canvas_mode)
 
     def action_choose_model(self) -> None:
         if self._picker() is None:
@@ -213,6 +219,15 @@ class DiffusionChatApp(App):
             return
         self._set_config(samplers=config.samplers)
 
+    @on(SamplerPanel.Changed)
+    def _sampler_changed(self, event: SamplerPanel.Changed) -> None:
+        if self.model_info is not None:
+            self.remember_settings(self.model_info.family, event.settings)
+
+    @on(SamplerPanel.CanvasModeChanged)
+    def _canvas_mode_changed(self, event: SamplerPanel.CanvasModeChanged) -> None:
+        self.set_canvas_mode(event.mode)
+
     def _set_config(self, **changes) -> None:
         """Change the settings and save them (unless the file on disk is broken: it stays untouched)."""
         self.config = dataclasses.replace(self.config, **changes)
@@ -230,7 +245,7 @@ class DiffusionChatApp(App):
     def set_canvas_mode(self, mode: str) -> None:
         """What the canvas shows for positions not yet accepted: "candidates" or "noise"."""
         self._set_config(canvas_mode=mode)
-        self.chat.query_one(SamplerPanel).show_canvas_mode(mode)
+        self.chat.show_canvas_mode(mode)
 
     # ---- conversations --------------------------------------------------------------------------------
 
@@ -240,24 +255,20 @@ class DiffusionChatApp(App):
     async def _open_conversation(self, conversation_id: int | None) -> None:
         if conversation_id is not None:
             try:
-                await self.chat.show_conversation(conversation_id)
+                await self.session.open(conversation_id)
             except StoreError as exc:
                 self.notify(str(exc), severity="error", markup=False)
 
     @on(ConversationsScreen.Renamed)
     def _renamed(self, message: ConversationsScreen.Renamed) -> None:
-        self.chat.conversation_renamed(message.conversation_id, message.title)
+        self.session.renamed(message.conversation_id, message.title)
 
     @on(ConversationsScreen.Deleted)
     async def _deleted(self, message: ConversationsScreen.Deleted) -> None:
-        await self._forget_conversation(message.conversation_id)
-
-    async def _forget_conversation(self, conversation_id: int) -> None:
-        self.engine_worker.forget(conversation_id)
-        await self.chat.conversation_deleted(conversation_id)
+        await self.session.deleted(message.conversation_id)
 
     def _current_conversation(self) -> int | None:
-        conversation_id = self.chat.conversation_id
+        conversation_id = self.session.conversation_id
         if conversation_id is None:
             self.notify("This conversation is not saved yet: send a message first.", markup=False)
         return conversation_id
@@ -265,12 +276,12 @@ class DiffusionChatApp(App):
     def action_rename_conversation(self) -> None:
         conversation_id = self._current_conversation()
         if conversation_id is not None:
-            rename_conversation(self.screen, self.store, conversation_id, self.chat.conversation_renamed)
+            rename_conversation(self.screen, self.store, conversation_id, self.session.renamed)
 
     def action_delete_conversation(self) -> None:
         conversation_id = self._current_conversation()
         if conversation_id is not None:
-            delete_conversation(self.screen, self.store, conversation_id, self._forget_conversation)
+            delete_conversation(self.screen, self.store, conversation_id, self.session.deleted)
 
     def action_export_conversation(self) -> None:
         conversation_id = self._current_conversation()

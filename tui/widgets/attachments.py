@@ -51,6 +51,12 @@ def human_size(size: int) -> str:
 
 
 class AttachmentChip(Button):
+
+    DEFAULT_CSS = """
+    AttachmentChip {
+        margin: 0 1 0 0;
+    }
+    """
     def __init__(self, attachment: Attachment):
         super().__init__(Content(f"{attachment.label}  ✕"), classes="attachment-chip", compact=True)
         self.attachment = attachment
@@ -59,6 +65,14 @@ class AttachmentChip(Button):
 
 class AttachmentBar(Horizontal):
     """The pending attachments; pressing a chip removes it."""
+
+    DEFAULT_CSS = """
+    AttachmentBar {
+        display: none;  /* until something is attached */
+        height: auto;
+        padding: 0 1;
+    }
+    """
 
     @property
     def attachments(self) -> list[Attachment]:

@@ -66,6 +66,30 @@ def uncertainty_levels(scores: np.ndarray, kind: str) -> np.ndarray:
 class DenoisingCanvas(Widget):
     """Shows one `engine.events.Step`: `show` each new frame, `clear` when its block commits, `hide` at the end."""
 
+    DEFAULT_CSS = """
+    DenoisingCanvas {
+        display: none;  /* until the first frame of an answer */
+        height: auto;
+        margin: 0 1;
+        padding: 0 1;
+        background: $surface;
+        border-left: outer $canvas-pending;
+    }
+    DenoisingCanvas > .denoising-canvas--header {
+        color: $text-muted;
+        text-style: italic;
+    }
+    DenoisingCanvas > .denoising-canvas--confident {
+        color: $canvas-low-entropy;
+    }
+    DenoisingCanvas > .denoising-canvas--unsure {
+        color: $canvas-high-entropy;
+    }
+    DenoisingCanvas > .denoising-canvas--noise {
+        color: $canvas-noise;
+    }
+    """
+
     COMPONENT_CLASSES = {
         "denoising-canvas--header",
         "denoising-canvas--confident",

@@ -13,6 +13,24 @@ from .printable import flowing
 
 
 class UserMessage(Vertical):
+
+    DEFAULT_CSS = """
+    UserMessage {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    UserMessage .role {
+        text-style: bold;
+        color: $primary;
+    }
+    UserMessage .user-text {
+        padding: 0 1;
+    }
+    UserMessage .user-images {
+        padding: 0 1;
+        color: $text-muted;
+    }
+    """
     def __init__(self, content: str, image_labels: list[str] | tuple[str, ...] = ()):
         super().__init__(classes="message user-message")
         self.content = content
@@ -33,13 +51,55 @@ class AssistantMessage(Vertical):
     as the answer starts.
     """
 
-    def __init__(self, content: str = "", reasoning: str = "", status: str = "complete", note: str = ""):
+    DEFAULT_CSS = """
+    AssistantMessage {
+        height: auto;
+        margin: 1 0 0 0;
+    }
+    AssistantMessage .role {
+        text-style: bold;
+        color: $secondary;
+    }
+    AssistantMessage #answer {
+        margin: 0;
+        padding: 0 1;
+        background: transparent;
+    }
+    AssistantMessage #thinking {
+        margin: 0 1;
+        padding: 0;
+        background: transparent;
+        border-top: none;
+        color: $text-muted;
+    }
+    AssistantMessage #reasoning {
+        margin: 0;
+        padding: 0 1;
+        background: transparent;
+        color: $text-muted;
+    }
+    AssistantMessage #note {
+        padding: 0 1;
+        color: $text-muted;
+    }
+    AssistantMessage.-cancelled #note {
+        color: $warning;
+    }
+    AssistantMessage.-error #note {
+        color: $error;
+    }
+    """
+
+    def __init__(self, content: str = "", reasoning: str = "", status: str = "complete", note: str = "",
+                 live: bool = False):
         status_class = {"cancelled": " -cancelled", "error": " -error"}.get(status, "")
         super().__init__(classes="message assistant-message" + status_class)
         self.content = content
         self.reasoning = reasoning
         self.status = status
         self._note = note
+        # A saved answer is finished; a live one finishes with `finish()`.
+        self.finished = not live
 
     def compose(self) -> ComposeResult:
         yield Static("Assistant", classes="role")
@@ -83,6 +143,7 @@ class AssistantMessage(Vertical):
         """End of generation: 'complete', 'cancelled' (committed blocks stay) or 'error' with its message."""
         self.canvas.hide()
         self.status = status
+        self.finished = True
         self.thinking.collapsed = bool(self.content) or not self.reasoning
         text = note or _status_note(status)
         note_widget = self.query_one("#note", Static)

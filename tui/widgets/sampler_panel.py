@@ -32,6 +32,47 @@ def _shown(value) -> str:
 
 
 class SamplerPanel(VerticalScroll):
+
+    DEFAULT_CSS = """
+    SamplerPanel {
+        display: none;
+        width: 40;
+        padding: 0 1;
+        background: $panel;
+        border-left: vkey $primary;
+    }
+    SamplerPanel.-open {
+        display: block;
+    }
+    SamplerPanel .panel-title {
+        text-style: bold;
+        color: $primary;
+    }
+    SamplerPanel .panel-hint {
+        color: $text-muted;
+    }
+    SamplerPanel .field-label {
+        margin: 1 0 0 0;
+    }
+    SamplerPanel Switch {
+        border: none;
+        padding: 0 1;
+    }
+    SamplerPanel Switch:focus {
+        border: none;
+        background: $boost;
+    }
+    SamplerPanel Input.-invalid {
+        background: $error 30%;
+    }
+    SamplerPanel #sampler-error {
+        color: $error;
+        margin: 1 0 0 0;
+    }
+    SamplerPanel #sampler-reset {
+        margin: 1 0;
+    }
+    """
     class Changed(Message):
         def __init__(self, settings: Settings):
             super().__init__()

@@ -9,6 +9,15 @@ from textual.widget import Widget
 class StatusBar(Widget):
     """One fixed-height line; redrawn without a layout pass (it changes with every denoising step)."""
 
+    DEFAULT_CSS = """
+    StatusBar {
+        height: 1;
+        padding: 0 1;
+        background: $panel;
+        color: $text;
+    }
+    """
+
     def __init__(self, **kwargs):
         super().__init__(**kwargs)
         self.text = ""
