@@ -301,7 +301,8 @@ class DiffusionGemma(nn.Module):
         [B|1, 1, T, T_prefix + T] per layer type; prefix_kv may be None (no prefix).
 
         `self_conditioning`: None, or the previous pass's *processed* logits [B, T, V] (softcapped logits /
-        temperature), turned into soft embeddings here exactly as the engine does; pass them detached.
+        temperature), turned into soft embeddings here exactly as the engine does; pass them detached
+        (the gradient still reaches the embedding through the soft-embedding product, as through any input).
         `self_conditioning_rows` (bool [B, T]) limits the signal to some positions: elsewhere the signal
         is zero, which is bit-for-bit the engine's first step (no signal)."""
         positions = as_positions(positions, ids)
@@ -330,7 +331,7 @@ class Layout:
     positions: torch.Tensor        # [B, T] long, 0..T-1
     canvas: torch.Tensor           # [B, T] bool: positions that are denoised (count in the loss)
     block: torch.Tensor            # [B, T] long: canvas index per position, -1 off the canvases
-    encoder_masks: dict            # layer type -> bool [B, 1, T, T]
+    encoder_masks: dict            # layer type -> bool [1, 1, T, T] (causal: the same for every row)
     decoder_masks: dict            # layer type -> bool [B, 1, T, 2T]
 
 
