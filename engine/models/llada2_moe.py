@@ -200,7 +200,8 @@ class Gate(nn.Module):
             # -inf, not 0: with the bias, kept experts can score below zero.
             grouped = mx.put_along_axis(grouped, dropped[..., None], mx.array(-mx.inf, mx.float32), axis=-2)
             choice = grouped.reshape(choice.shape)
-        indices = mx.argpartition(-choice, self.top_k - 1, axis=-1)[..., : self.top_k]
+        # Integer routing decisions carry no gradient (training goes through the weights only).
+        indices = mx.stop_gradient(mx.argpartition(-choice, self.top_k - 1, axis=-1)[..., : self.top_k])
         weights = mx.take_along_axis(scores, indices, axis=-1)
         if self.top_k > 1:
             # The reference always normalises with k > 1 (whatever norm_topk_prob says).
