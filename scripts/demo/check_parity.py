@@ -7,7 +7,7 @@ vocabulary) with every norm weight, layer scalar, router scale and expert bias m
 (a default of 1 or 0 would hide a missing multiply), rounded to bfloat16 so the bfloat16 export is exact
 and the fixtures stay small; exported with `export.export_checkpoint` plus the fixture's tokenizer files;
 and `parity.npz` with the inputs and the torch logits. The engine side replays the same inputs through
-inference calls (prefill / denoise / commit, prefill / block_logits / commit_block).
+inference calls (prefill / denoise / commit for both families).
 
 Seeds are skipped (a) when their inputs bring two router scores within ROUTING_MARGIN of each other:
 float32 rounding differs between PyTorch and MLX, and a near tie could flip an expert choice on one side
