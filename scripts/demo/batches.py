@@ -1,0 +1,136 @@
+"""Training batches for the demo models: curriculum examples, tokenized exactly as the app sends them, laid out
+as each family's block-diffusion training needs them, and noised with each family's own objective.
+
+* DiffusionGemma (uniform-state renoising): the answer is cut into canvases of the checkpoint's length (the
+  last one filled with `<pad>`, which the official sampler writes after the end of a reply); each canvas
+  gets a noise level t and every position is replaced by a uniformly random id (any id of the vocabulary,
+  as the sampler draws them) with probability t. The encoder reads the clean sequence causally; the decoder
+  denoises all canvases at once, each against the clean prefix before it (scripts/demo/torch_dg.py).
+* LLaDA-2 (masked block diffusion): prompt + answer + `<|endoftext|>`, filled with `<|endoftext|>` to a whole
+  block (blocks count from position 0, so the prompt's tail shares the first answer block, as in the official
+  generate); in each block every answer position is replaced by `<|mask|>` with probability t.
+
+Batches are cut to a token budget from length-sorted examples, so padding stays small.
+"""
+
+from __future__ import annotations
+
+import random
+from dataclasses import dataclass
+
+import torch
+
+from .curriculum import sample_mixture
+from .tokenizers import encode_example
+
+
+@dataclass
+class Encoded:
+    prompt: list[int]
+    answer: list[int]
+    task: str
+
+
+def encoded_examples(rng: random.Random, tokenizer, family: str, count: int, think_probability: float,
+                     max_length: int) -> list[Encoded]:
+    out = []
+    while len(out) < count:
+        example = sample_mixture(rng, "train", family=family, think_probability=think_probability)
+        prompt, answer = encode_example(example, tokenizer)
+        if len(prompt) + len(answer) <= max_length:
+            out.append(Encoded(prompt, answer, example.task))
+    return out
+
+
+def by_budget(examples: list[Encoded], length_of, token_budget: int, rng: random.Random) -> list[list[Encoded]]:
+    """Length-sorted groups whose padded size (rows x longest row) stays within the budget, shuffled."""
+    ordered = sorted(examples, key=length_of)
+    groups, current, longest = [], [], 0
+    for example in ordered:
+        size = length_of(example)
+        if current and max(longest, size) * (len(current) + 1) > token_budget:
+            groups.append(current)
+            current, longest = [], 0
+        current.append(example)
+        longest = max(longest, size)
+    if current:
+        groups.append(current)
+    rng.shuffle(groups)
+    return groups
+
+
+# ---- DiffusionGemma -------------------------------------------------------------------------------------------
+
+
+def dg_length(example: Encoded, canvas: int) -> int:
+    return len(example.prompt) + -(-len(example.answer) // canvas) * canvas
+
+
+@dataclass
+class DGBatch:
+    clean: torch.Tensor          # [B, T] prompt + answer canvases (pad-filled)
+    noisy: torch.Tensor          # [B, T] the canvases renoised at t
+    noisier: torch.Tensor        # [B, T] the same canvases at a higher noise level (the self-conditioning pass)
+    prompt_lengths: list[int]
+    blocks: list[int]
+    tokens: int                  # canvas positions in the loss
+
+
+def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator: torch.Generator) -> DGBatch:
+    blocks = [-(-len(e.answer) // canvas) for e in group]
+    prompts = [len(e.prompt) for e in group]
+    length = max(p + b * canvas for p, b in zip(prompts, blocks))
+    clean = torch.full((len(group), length), pad, dtype=torch.long)
+    for row, example in enumerate(group):
+        ids = example.prompt + example.answer
+        clean[row, :len(ids)] = torch.tensor(ids)
+    positions = torch.arange(length)
+    start = torch.tensor(prompts)[:, None]
+    canvas_at = (positions[None] >= start) & (positions[None] < start + torch.tensor(blocks)[:, None] * canvas)
+    block_of = torch.div((positions[None] - start).clamp(min=0), canvas, rounding_mode="floor")
+    # One noise level per canvas; a fifth of them fully noised, like a canvas's first step.
+    levels = torch.rand((len(group), int(max(blocks))), generator=generator)
+    levels = torch.where(torch.rand(levels.shape, generator=generator) < 0.2, torch.ones_like(levels), levels)
+    t = levels.gather(1, block_of.clamp(max=levels.shape[1] - 1))
+    # The self-conditioning pass reads a noisier canvas (the sampler's previous step had accepted fewer
+    # positions): nested noise, t' = t + (1 - t) * u with u ~ U(0, 0.3).
+    t_noisier = t + (1 - t) * 0.3 * torch.rand(t.shape, generator=generator)
+    draw = torch.rand(t.shape, generator=generator)
+
+    def renoised(level):
+        replace = canvas_at & (draw < level)
+        return torch.where(replace, torch.randint(0, vocab, clean.shape, generator=generator), clean)
+
+    return DGBatch(clean, renoised(t), renoised(t_noisier), prompts, blocks, int(canvas_at.sum()))
+
+
+# ---- LLaDA-2 --------------------------------------------------------------------------------------------------
+
+
+def llada_length(example: Encoded, block: int) -> int:
+    return -(-(len(example.prompt) + len(example.answer)) // block) * block
+
+
+@dataclass
+class LLaDABatch:
+    clean: torch.Tensor          # [B, T]
+    noisy: torch.Tensor          # [B, T] answer positions masked at t per block
+    masked: torch.Tensor         # [B, T] bool: the positions in the loss
+    lengths: list[int]
+    prompt_lengths: list[int]
+
+
+def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator) -> LLaDABatch:
+    lengths = [llada_length(e, block) for e in group]
+    length = max(lengths)
+    clean = torch.full((len(group), length), eos, dtype=torch.long)
+    answer_at = torch.zeros((len(group), length), dtype=torch.bool)
+    for row, example in enumerate(group):
+        ids = example.prompt + example.answer
+        clean[row, :len(ids)] = torch.tensor(ids)
+        answer_at[row, len(example.prompt):lengths[row]] = True  # the answer and the EOS fill of its block
+    levels = torch.rand((len(group), length // block), generator=generator).clamp(min=1e-3)
+    t = levels.repeat_interleave(block, dim=1)
+    masked = answer_at & (torch.rand(t.shape, generator=generator) < t)
+    noisy = torch.where(masked, torch.full_like(clean, mask), clean)
+    return LLaDABatch(clean, noisy, masked, lengths, [len(e.prompt) for e in group])

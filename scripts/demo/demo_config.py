@@ -1,0 +1,44 @@
+"""The demo checkpoints' config.json and generation_config.json: sizes, the tokenizer's ids, sampler defaults.
+
+Sizes are chosen for this machine's budget (2 CPU cores to train, ≤ 40 MB for both models together) and the
+curriculum's needs: depth for the algorithmic tasks (carries, sorting), a small vocabulary (characters).
+"""
+
+from __future__ import annotations
+
+from .configs import config_for, generation_config_for
+from .tokenizers import special_ids, stop_ids, vocab_size
+
+# Both families: hidden 128, 6 layers, 4 experts top-2 (about 3 M parameters, 1.5 M active per token).
+SIZES = {
+    "demo": dict(hidden_size=128, num_hidden_layers=6, num_experts=4),
+    "tiny": dict(hidden_size=64, num_hidden_layers=2, num_experts=4),   # for quick checks of the trainer
+}
+DG_CANVAS = 32          # a short canvas: most answers fit one block, and training wastes little on padding
+MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400
+
+
+def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]:
+    sizes = dict(SIZES[size])
+    ids = special_ids(family)
+    if family == "diffusion_gemma":
+        hidden, layers = sizes["hidden_size"], sizes["num_hidden_layers"]
+        config = config_for(
+            family, canvas_length=DG_CANVAS, eos_token_id=stop_ids(family), vocab_size=vocab_size(family),
+            hidden_size=hidden, num_hidden_layers=layers, num_experts=sizes["num_experts"], top_k_experts=2,
+            head_dim=hidden // 4, global_head_dim=hidden // 2, num_attention_heads=4, num_key_value_heads=2,
+            num_global_key_value_heads=1, intermediate_size=2 * hidden, moe_intermediate_size=hidden,
+            # Longer than any demo conversation: the sliding layers see everything the model was trained on.
+            sliding_window=1024, pad_token_id=ids["pad"], bos_token_id=ids["bos"],
+        )
+        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS)
+    else:
+        hidden = sizes["hidden_size"]
+        config = config_for(
+            family, vocab_size=vocab_size(family), hidden_size=hidden, num_hidden_layers=sizes["num_hidden_layers"],
+            num_experts=sizes["num_experts"], num_experts_per_tok=2, n_group=1, topk_group=1, head_dim=hidden // 4,
+            num_attention_heads=4, num_key_value_heads=2, intermediate_size=2 * hidden, moe_intermediate_size=hidden,
+            mask_token_id=ids["mask"], pad_token_id=ids["pad"], eos_token_id=ids["eos"], bos_token_id=ids["bos"],
+        )
+        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS)
+    return config, generation

@@ -1,0 +1,239 @@
+"""Train a demo model: `python -m scripts.demo.train --family diffusion_gemma --out RUN_FOLDER`.
+
+Runs with the PyTorch environment (torch, numpy, tokenizers, safetensors, mlx for the engine's tokenizer):
+PyTorch because a training step is ~2.8-3x faster than MLX's on a CPU (scripts/demo/compare_trainers.py);
+the PyTorch networks compute exactly what the engine computes (tests/test_demo_parity.py).
+
+Seeded and resumable: RUN_FOLDER/state.pt holds the model, the optimizer, the step and every random
+generator, written atomically every --checkpoint-every steps; rerunning the same command continues from it.
+RUN_FOLDER/log.jsonl gets the loss every --log-every steps and the held-out accuracy (bench/eval_demo.py on
+the exported checkpoint, run by the engine itself) every --eval-every steps. RUN_FOLDER/model is the
+exported checkpoint in the real Hugging Face layout, with the demo's tokenizer and chat template.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import math
+import os
+import random
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+os.environ.setdefault("DIFFUSION_CHAT_NO_OPENBLAS", "1")  # torch brings its own BLAS; keep the two apart
+
+import torch  # noqa: E402
+import torch.nn.functional as F  # noqa: E402
+
+from . import batches, compact  # noqa: E402
+from .demo_config import demo_checkpoint_config  # noqa: E402
+from .export import export_checkpoint  # noqa: E402
+from .tokenizers import load_tokenizer, special_ids, write_tokenizer  # noqa: E402
+
+REPO = Path(__file__).resolve().parents[2]
+ENGINE_PYTHON = os.environ.get("DIFFUSION_CHAT_ENGINE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+
+
+def parse_args(argv=None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--family", required=True, choices=("diffusion_gemma", "llada2_moe"))
+    p.add_argument("--out", required=True, type=Path, help="run folder (created; resumed when it holds state.pt)")
+    p.add_argument("--steps", type=int, default=8000)
+    p.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
+    p.add_argument("--lr", type=float, default=1.5e-3)
+    p.add_argument("--min-lr", type=float, default=1e-4)
+    p.add_argument("--warmup", type=int, default=300)
+    p.add_argument("--weight-decay", type=float, default=0.01)
+    p.add_argument("--seed", type=int, default=0)
+    p.add_argument("--threads", type=int, default=2)
+    p.add_argument("--think-probability", type=float, default=0.3, help="DiffusionGemma examples with thinking")
+    p.add_argument("--self-conditioning", type=float, default=0.5, help="share of DiffusionGemma steps trained "
+                   "with a self-conditioning pass")
+    p.add_argument("--max-length", type=int, default=640, help="longest example (tokens) trained on")
+    p.add_argument("--log-every", type=int, default=25)
+    p.add_argument("--checkpoint-every", type=int, default=250)
+    p.add_argument("--eval-every", type=int, default=1000)
+    p.add_argument("--eval-n", type=int, default=12, help="held-out prompts per task at each evaluation")
+    p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
+    return p.parse_args(argv)
+
+
+def initialise(model: torch.nn.Module, generator: torch.Generator) -> None:
+    """GPT-style: N(0, 0.02) for every matrix and embedding; norms, scales and layer scalars stay 1."""
+    for name, parameter in model.named_parameters():
+        if parameter.ndim >= 2:
+            with torch.no_grad():
+                parameter.normal_(0.0, 0.02, generator=generator)
+
+
+def learning_rate(step: int, args) -> float:
+    if step < args.warmup:
+        return args.lr * (step + 1) / args.warmup
+    progress = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
+    return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * progress))
+
+
+class Trainer:
+    def __init__(self, args):
+        self.args = args
+        self.family = args.family
+        self.model_dir = args.out / "model"
+        write_tokenizer(self.model_dir, self.family)
+        self.tokenizer = load_tokenizer(self.model_dir, self.family)
+        self.ids = special_ids(self.family)
+        self.config, self.generation_config = demo_checkpoint_config(self.family, args.size)
+        if self.family == "diffusion_gemma":
+            from .torch_dg import DiffusionGemma
+
+            self.model = DiffusionGemma(self.config)
+            self.canvas = self.config["canvas_length"]
+            self.window = self.config["text_config"]["sliding_window"]
+            self.vocab = self.config["text_config"]["vocab_size"]
+        else:
+            from .torch_llada2 import LLaDA2Moe
+
+            self.model = LLaDA2Moe(self.config)
+            self.block = 32
+            self.vocab = self.config["vocab_size"]
+        self.generator = torch.Generator().manual_seed(args.seed)
+        self.rng = random.Random(args.seed)
+        initialise(self.model, self.generator)
+        decay = [p for p in self.model.parameters() if p.ndim >= 2 and p.requires_grad]
+        other = [p for p in self.model.parameters() if p.ndim < 2 and p.requires_grad]
+        self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
+                                            {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98))
+        self.step = 0
+        self.groups: list = []
+        self._resume()
+
+    # ---- state ------------------------------------------------------------------------------------------
+
+    def _resume(self) -> None:
+        path = self.args.out / "state.pt"
+        if not path.exists():
+            return
+        state = torch.load(path, weights_only=False)
+        self.model.load_state_dict(state["model"])
+        self.optimizer.load_state_dict(state["optimizer"])
+        self.step = state["step"]
+        self.generator.set_state(state["generator"])
+        self.rng.setstate(state["rng"])
+        print(f"resumed at step {self.step}", flush=True)
+
+    def save(self) -> None:
+        path = self.args.out / "state.pt"
+        temporary = path.with_suffix(".tmp")
+        torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "step": self.step,
+                    "generator": self.generator.get_state(), "rng": self.rng.getstate(),
+                    "args": vars(self.args) | {"out": str(self.args.out)}}, temporary)
+        os.replace(temporary, path)
+        export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
+
+    # ---- data -------------------------------------------------------------------------------------------
+
+    def _next_group(self) -> list:
+        if not self.groups:
+            examples = batches.encoded_examples(
+                self.rng, self.tokenizer, self.family, 1024,
+                self.args.think_probability if self.family == "diffusion_gemma" else 0.0, self.args.max_length)
+            length = (lambda e: batches.dg_length(e, self.canvas)) if self.family == "diffusion_gemma" else \
+                (lambda e: batches.llada_length(e, self.block))
+            self.groups = batches.by_budget(examples, length, self.args.token_budget, self.rng)
+        return self.groups.pop()
+
+    # ---- losses -----------------------------------------------------------------------------------------
+
+    def loss(self) -> tuple[torch.Tensor, int]:
+        group = self._next_group()
+        if self.family == "diffusion_gemma":
+            return self._dg_loss(group)
+        return self._llada_loss(group)
+
+    def _dg_loss(self, group) -> tuple[torch.Tensor, int]:
+        batch = batches.dg_batch(group, self.canvas, self.vocab, self.ids["pad"], self.generator)
+        length = batch.clean.shape[1]
+        layout = compact.dg_layout(batch.prompt_lengths, batch.blocks, self.canvas, self.window, length)
+        model = self.model
+        prefix = model.encode(batch.clean, torch.arange(length).expand_as(batch.clean), layout.encoder_masks)
+        noisy, target = compact.take(batch.noisy, layout.gather), compact.take(batch.clean, layout.gather)
+        self_conditioning = None
+        if torch.rand((), generator=self.generator) < self.args.self_conditioning:
+            # As the sampler uses it: the previous (noisier) step's logits over its schedule temperature.
+            with torch.no_grad():
+                first = model.decode(compact.take(batch.noisier, layout.gather), layout.positions,
+                                     [(k.detach(), v.detach()) for k, v in prefix], layout.decoder_masks)
+                temperature = 0.4 + 0.4 * torch.rand((), generator=self.generator)
+                self_conditioning = first / temperature
+        logits = model.decode(noisy, layout.positions, prefix, layout.decoder_masks, self_conditioning,
+                              layout.valid if self_conditioning is not None else None)
+        return F.cross_entropy(logits[layout.valid], target[layout.valid]), batch.tokens
+
+    def _llada_loss(self, group) -> tuple[torch.Tensor, int]:
+        batch = batches.llada_batch(group, self.block, self.ids["eos"], self.ids["mask"], self.generator)
+        length = batch.clean.shape[1]
+        layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length)
+        prefix = self.model.encode(batch.clean, torch.arange(length).expand_as(batch.clean), layout.clean_mask)
+        noisy, target = compact.take(batch.noisy, layout.gather), compact.take(batch.clean, layout.gather)
+        masked = compact.take(batch.masked, layout.gather) & layout.valid
+        logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
+        return F.cross_entropy(logits[masked], target[masked]), int(masked.sum())
+
+    # ---- the loop ---------------------------------------------------------------------------------------
+
+    def run(self) -> None:
+        args = self.args
+        log = open(args.out / "log.jsonl", "a", encoding="utf-8")
+        began, tokens, losses = time.perf_counter(), 0, []
+        while self.step < args.steps:
+            for group in self.optimizer.param_groups:
+                group["lr"] = learning_rate(self.step, args)
+            loss, count = self.loss()
+            self.optimizer.zero_grad(set_to_none=True)
+            loss.backward()
+            torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
+            self.optimizer.step()
+            self.step += 1
+            tokens += count
+            losses.append(float(loss.detach()))
+            if self.step % args.log_every == 0:
+                elapsed = time.perf_counter() - began
+                record = {"step": self.step, "loss": round(sum(losses) / len(losses), 4),
+                          "lr": round(learning_rate(self.step, args), 6), "tokens_per_s": round(tokens / elapsed, 1),
+                          "time": round(time.time())}
+                print(json.dumps(record), flush=True)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+                began, tokens, losses = time.perf_counter(), 0, []
+            if self.step % args.checkpoint_every == 0 or self.step == args.steps:
+                self.save()
+            if self.step % args.eval_every == 0 or self.step == args.steps:
+                self.save()
+                result = evaluate(self.model_dir, args.eval_n)
+                record = {"step": self.step, "eval": result, "time": round(time.time())}
+                print(json.dumps(record), flush=True)
+                log.write(json.dumps(record) + "\n")
+                log.flush()
+
+
+def evaluate(model_dir: Path, n: int) -> dict:
+    """Held-out accuracy by the engine itself (its own environment, a separate process)."""
+    command = [ENGINE_PYTHON, str(REPO / "bench" / "eval_demo.py"), "--model", str(model_dir), "--n", str(n)]
+    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=3600)
+    if result.returncode != 0:
+        return {"error": (result.stderr or result.stdout).strip().splitlines()[-1:]}
+    return {task: row["accuracy"] for task, row in json.loads(result.stdout)["tasks"].items()}
+
+
+def main(argv=None) -> int:
+    args = parse_args(argv)
+    torch.set_num_threads(args.threads)
+    args.out.mkdir(parents=True, exist_ok=True)
+    Trainer(args).run()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
