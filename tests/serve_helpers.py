@@ -20,6 +20,7 @@ from starlette.routing import Route
 from engine.events import BlockCommitted, Finished, ModelInfo, Started, Stats, Step
 from engine.serve.app import ServeOptions
 from engine.serve.bridge import EngineBridge
+from engine.serve.requests import Limits
 from engine.serve.run import BackgroundServer
 from engine.worker import EngineWorker
 
@@ -36,7 +37,8 @@ def serving(checkpoint: str | None = "dg_text", make_worker=EngineWorker, max_qu
     """`diffusion-chat serve` of a fixture checkpoint (or of a scripted worker) on a free loopback port."""
     bridge = EngineBridge(make_worker, max_queue=max_queue).start()
     bridge.load(str(CHECKPOINTS / checkpoint) if checkpoint else "scripted")
-    server = BackgroundServer(bridge, ServeOptions(**options)).start()
+    limits = Limits(**{name: options.pop(name) for name in list(options) if name in Limits.__dataclass_fields__})
+    server = BackgroundServer(bridge, ServeOptions(limits=limits, **options)).start()
     try:
         yield server
     finally:
