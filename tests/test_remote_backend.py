@@ -232,3 +232,15 @@ def test_connecting_fails_in_one_line(connected):
     assert isinstance(missing, LoadFailed) and "has no model 'no-such-model'; it serves: dropped" in missing.message
     assert isinstance(refused, LoadFailed) and refused.message.startswith(f"cannot use {url}/v1: ")
     assert unauthorized.message.endswith("HTTP 401: invalid or missing API key (send Authorization: Bearer KEY)")
+
+
+def test_the_tail_diffusion_chat_serve_sends_after_its_blocks_is_the_finished_tail_not_a_block():
+    reader = ChunkReader()
+    block = {"block": 0, "token_ids": [1, 2], "steps": 3, "stop_reason": "max_denoising_steps"}
+    chunk = {"choices": [{"index": 0, "delta": {"content": "Hello"}, "finish_reason": None}], "diffusion_block": block}
+    tail = {"choices": [{"index": 0, "delta": {"content": " ✓"}, "finish_reason": None}]}
+    done = {"choices": [{"index": 0, "delta": {}, "finish_reason": "stop"}]}
+    events = [e for payload in (chunk, tail, done) for e in reader.feed(payload)]
+    finished = reader.finished()
+    assert [e.block for e in events] == [0]
+    assert (finished.content, finished.content_tail) == ("Hello ✓", " ✓")

@@ -45,6 +45,9 @@ class ChunkReader:
     stats: Stats | None = None
     engine_finish: str | None = None
     usage: dict = field(default_factory=dict)
+    extended: bool = False           # the server sends engine.wire's extensions (diffusion-chat serve)
+    content_tail: str = ""           # text after the last block (diffusion-chat serve's held-back tail)
+    reasoning_tail: str = ""
 
     def __post_init__(self):
         self.started_at = self.clock()
@@ -67,6 +70,7 @@ class ChunkReader:
             self.usage = payload["usage"]
         if wire.FRAME_KEY in payload:
             self.on_frame(*wire.decode_frame(payload[wire.FRAME_KEY]))
+        self.extended = self.extended or any(key in payload for key in (wire.STARTED_KEY, wire.BLOCK_KEY))
         if wire.STARTED_KEY in payload:
             events.append(wire.decode_started(payload[wire.STARTED_KEY]))
         if wire.STATS_KEY in payload:
@@ -80,6 +84,10 @@ class ChunkReader:
             raise StreamError("the server sent a delta whose text is not a string")
         if wire.BLOCK_KEY in payload:
             events.append(wire.decode_block(payload[wire.BLOCK_KEY], content, reasoning))
+        elif self.extended:
+            # Text that is no block: the tail the engine held back until the end (Finished.content_tail).
+            self.content_tail += content
+            self.reasoning_tail += reasoning
         elif content or reasoning:
             # Another server: each chunk of text is one committed block.
             events.append(BlockCommitted(block=self.blocks, token_ids=(), committed=(), content_delta=content,
@@ -100,8 +108,9 @@ class ChunkReader:
         """The closing event: after the finish chunk (or at a cancel, with what was committed so far)."""
         reason = "cancelled" if cancelled else (self.engine_finish or self.finish_reason or "stop")
         stats = self.stats or self._wall_clock_stats()
-        return Finished(finish_reason=reason, token_ids=(), content=self.content, reasoning=self.reasoning,
-                        stats=stats)
+        return Finished(finish_reason=reason, token_ids=(), content=self.content + self.content_tail,
+                        reasoning=self.reasoning + self.reasoning_tail, stats=stats, content_tail=self.content_tail,
+                        reasoning_tail=self.reasoning_tail)
 
     def _wall_clock_stats(self) -> Stats:
         elapsed = self.clock() - self.started_at
