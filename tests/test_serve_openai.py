@@ -132,12 +132,13 @@ def test_a_bad_request_raises_the_clients_bad_request_error(dg_server):
 def test_a_client_that_disconnects_cancels_its_generation_within_a_step():
     script = Script([("", "block one ")] * 50, steps=20, step_s=0.01)
     with serving(None, make_worker=script.worker) as server:
-        with httpx.stream("POST", server.url + "/v1/chat/completions",
-                          json={"messages": HI, "stream": True, "diffusion_frames": True}) as response:
-            for line in response.iter_lines():
-                if "diffusion_frame" in line:
-                    break
-            closed_at = time.monotonic()
+        stream = client(server).chat.completions.create(model="scripted", messages=HI, stream=True,
+                                                        extra_body={"diffusion_frames": True})
+        for chunk in stream:
+            if "diffusion_frame" in (chunk.model_extra or {}):
+                break
+        stream.close()
+        closed_at = time.monotonic()
         deadline = time.monotonic() + 5
         while server.bridge.queued and time.monotonic() < deadline:
             time.sleep(0.005)
