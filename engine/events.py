@@ -129,7 +129,9 @@ class ModelInfo:
     token_texts: tuple[str, ...] = ()    # each id decoded alone (the live canvas); empty for remote models
     image_budget: ImageBudget | None = None   # the soft-token cost of images, when images are supported
     context_length: int | None = None    # positions the model can attend to, when known
-    remote: bool = False                 # served by another program (only committed text may arrive)
+    remote: bool = False                 # served by another program (see tui.remote)
+    frames: bool = True                  # live canvas frames arrive (a remote server may send committed text only)
+    offered_settings: tuple[str, ...] | None = None   # the settings the backend takes; None = all of the family's
 
     def token_text(self, token_id: int) -> str:
         texts = self.token_texts

@@ -23,8 +23,11 @@ def test_import_linter_contracts_hold():
 
 @pytest.mark.parametrize("modules, forbidden", [
     # Plain data a UI, a settings file or a remote client needs, without MLX.
-    ("engine.settings, engine.events, engine.errors, engine.families, engine.image_files, engine.image_budget",
-     ("mlx",)),
+    ("engine.settings, engine.events, engine.errors, engine.families, engine.image_files, engine.image_budget, "
+     "engine.wire", ("mlx",)),
+    # The server until the engine thread loads a model; the app's remote backend never.
+    ("engine.serve.app, engine.serve.run", ("textual", "mlx")),
+    ("tui.remote", ("textual", "mlx")),
     # The headless core, and the parts of the app that are not the UI.
     ("engine, engine.worker, engine.api, engine.loader", ("textual",)),
     ("tui.config, tui.store, themes", ("textual", "mlx")),

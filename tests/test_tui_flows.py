@@ -136,10 +136,11 @@ async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(ap
         await pilot.pause()
         picker = app.screen
         assert isinstance(picker, ModelPickerScreen)
-        await wait_for(pilot, lambda: len(picker.choices) == 2, "the cache scan")
+        await wait_for(pilot, lambda: len(picker.choices) == 3, "the cache scan")
         options = picker.query_one(OptionList)
         assert "bundled demo" in str(options.get_option_at_index(0).prompt)
         assert "org/tiny-gemma" in str(options.get_option_at_index(1).prompt)
+        assert "Connect to a server…" in str(options.get_option_at_index(2).prompt)
         # A folder that does not exist: one line, the picker stays.
         picker.query_one("#model-ref", Input).value = str(app_env / "nowhere")
         status = picker.query_one("#load-status")

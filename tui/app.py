@@ -45,6 +45,7 @@ from .screens.conversations import (
 )
 from .screens.help import HelpScreen
 from .screens.model_picker import ModelPickerScreen
+from .remote import RemoteBackend
 from .store import ConversationStore, StoreError, default_db_path
 from .widgets.canvas import CANVAS_MODES
 from .widgets.sampler_panel import SamplerPanel
@@ -59,6 +60,8 @@ class AppOptions:
     settings: Settings = field(default_factory=Settings)
     images: list[str] = field(default_factory=list)   # attached to the first message
     think: bool = False
+    server: str | None = None       # an OpenAI-compatible server to chat against instead (tui.remote)
+    api_key: str | None = None      # its key (Authorization: Bearer)
 
 
 def run_app(options: AppOptions) -> int:
@@ -76,18 +79,24 @@ class EngineMessage(Message):
 
 
 WorkerFactory = Callable[[Callable[[WorkerEvent], None]], EngineWorker]
+# (notify, url, api key) -> a backend with the engine worker's protocol, talking to a server
+RemoteFactory = Callable[[Callable[[WorkerEvent], None], str, "str | None"], RemoteBackend]
 
 
 class DiffusionChatApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "diffusion-chat"
 
-    def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None):
-        """`make_worker(notify)` builds the engine worker; tests pass one with a scripted generator."""
+    def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None,
+                 make_remote: RemoteFactory | None = None):
+        """`make_worker(notify)` builds the engine worker; tests pass one with a scripted generator.
+        `make_remote(notify, url, api_key)` builds the backend for a server."""
         super().__init__()
         self.options = options or AppOptions()
         self._make_worker = make_worker or (lambda notify: EngineWorker(notify))
-        self.engine_worker: EngineWorker | None = None
+        self._make_remote = make_remote or (lambda notify, url, key: RemoteBackend(notify, url, key))
+        # The local engine thread or a remote backend: the session and screens cannot tell which.
+        self.engine_worker: EngineWorker | RemoteBackend | None = None
         self.model_info: ModelInfo | None = None  # what the engine thread says about the loaded model
         self.model_ref: str | None = None
         self._settings: dict[str, Settings] = {}  # family -> settings in use
@@ -107,7 +116,10 @@ class DiffusionChatApp(App):
 
     async def on_mount(self) -> None:
         self.theme = self.config.theme if self.config.theme in self.available_themes else DEFAULT_THEME
-        self.engine_worker = self._make_worker(lambda event: self.post_message(EngineMessage(event))).start()
+        if self.options.server:
+            self.engine_worker = self._make_remote(self._post_event, self.options.server, self.options.api_key).start()
+        else:
+            self.engine_worker = self._make_worker(self._post_event).start()
         if self.config_error:
             self.notify(f"{self.config_error} — running on defaults; settings are not saved until it is fixed.",
                         severity="error", timeout=20, markup=False)
@@ -123,10 +135,16 @@ class DiffusionChatApp(App):
         for path in self.options.images:
             screen.attach(path)
         ref = self.options.model or self.config.model
-        if ref:
+        if self.options.server:
+            self.connect(self.options.server, self.options.api_key, self.options.model)
+        elif ref:
             self.load_model(ref)
         else:
             self.push_screen(ModelPickerScreen())
+
+    def _post_event(self, event: WorkerEvent) -> None:
+        """The backend's thread: hand the event to the UI thread."""
+        self.post_message(EngineMessage(event))
 
     def on_unmount(self) -> None:
         if self.engine_worker is not None:
@@ -141,11 +159,40 @@ class DiffusionChatApp(App):
 
     def load_model(self, ref: str) -> None:
         """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
+        if isinstance(self.engine_worker, RemoteBackend) and not self._switch_backend(None, None):
+            return
         self.model_info = self.session.model = None
         self.model_ref = ref
         self._load_job = self.engine_worker.load_model(ref)
         self.chat.status_bar.set_model(None)
         self.chat.show_activity(f"loading {ref}…")
+
+    def connect(self, url: str, api_key: str | None = None, model: str | None = None) -> None:
+        """Chat against the server at `url` from now on (its model `model`, else its first); the local engine
+        thread, and the model it held, go."""
+        if not self._switch_backend(url, api_key or self.options.api_key):
+            return
+        self.model_info = self.session.model = None
+        self.model_ref = None  # a server is not saved as the model to load next time
+        self._load_job = self.engine_worker.load_model(model)
+        self.chat.status_bar.set_model(None)
+        self.chat.show_activity(f"connecting to {self.engine_worker.url}…")
+
+    def _switch_backend(self, url: str | None, api_key: str | None) -> bool:
+        """A new backend (a server's, or the local engine thread for url=None); refused while an answer runs."""
+        if self.session.generation is not None:
+            self.notify("An answer is still being written; Esc cancels it first.", severity="warning")
+            picker = self._picker()
+            if picker is not None:
+                picker.show_error("An answer is still being written; cancel it (Esc in the chat) first.")
+            return False
+        self.engine_worker.close(timeout=2.0)
+        if url is None:
+            self.engine_worker = self._make_worker(self._post_event).start()
+        else:
+            self.engine_worker = self._make_remote(self._post_event, url, api_key).start()
+        self.session.backend = self.engine_worker
+        return True
 
     def _picker(self) -> ModelPickerScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, ModelPickerScreen)), None)
@@ -153,6 +200,10 @@ class DiffusionChatApp(App):
     @on(ModelPickerScreen.LoadRequested)
     def _load_requested(self, message: ModelPickerScreen.LoadRequested) -> None:
         self.load_model(message.ref)
+
+    @on(ModelPickerScreen.ConnectRequested)
+    def _connect_requested(self, message: ModelPickerScreen.ConnectRequested) -> None:
+        self.connect(message.url, message.api_key)
 
     @on(ModelPickerScreen.CancelRequested)
     def _cancel_requested(self) -> None:
@@ -180,7 +231,8 @@ class DiffusionChatApp(App):
         elif isinstance(event, ModelLoaded):
             self._load_job = None
             self.model_info = self.session.model = event.info
-            self._set_config(model=self.model_ref)
+            if self.model_ref is not None:
+                self._set_config(model=self.model_ref)
             await self._show_model()
             if picker is not None:
                 picker.dismiss()

@@ -41,6 +41,8 @@ class ChatView(Protocol):
 
     def show_frame(self, answer: Any, step: Step, total_blocks: int | None) -> None: ...
 
+    def show_canvas_note(self, answer: Any, text: str) -> None: ...    # no frames will come for this answer
+
     async def finish_answer(self, answer: Any, status: str, note: str) -> None: ...
 
     async def show_conversation(self, conversation: Conversation | None) -> None: ...
@@ -141,6 +143,8 @@ class ChatSession:
         self.generation = Generation(job, self.conversation_id, answer, settings, budget, started_at=now,
                                      pacer=FramePacer(now, self.cpu_clock()))
         self.view.show_activity("reading the prompt…")
+        if not model.frames:
+            self.view.show_canvas_note(answer, "remote: committed blocks only")
         self.view.set_live(True)
         return True
 
@@ -180,7 +184,11 @@ class ChatSession:
     def _show_live_status(self, generation: Generation, elapsed: float) -> None:
         frame = generation.last_frame
         if frame is None or frame.step.block <= generation.committed_block:
-            self.view.show_activity(f"reading the prompt… {elapsed:.1f} s")
+            if self.model is not None and not self.model.frames:
+                blocks = generation.committed_block + 1
+                self.view.show_activity(f"remote │ {blocks} block{'s' * (blocks != 1)} committed │ {elapsed:.1f} s")
+            else:
+                self.view.show_activity(f"reading the prompt… {elapsed:.1f} s")
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
@@ -220,8 +228,9 @@ class ChatSession:
             })
             if not generation.detached:
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
+                steps_text = f"{steps} steps, " if steps else ""   # a remote server may not say
                 self.view.show_activity(
-                    f"{stats.tokens_per_s:.1f} tok/s │ {steps} steps, {blocks} block{'s' * (blocks != 1)} │ "
+                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{blocks} block{'s' * (blocks != 1)} │ "
                     f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 

@@ -1,4 +1,5 @@
-"""Command line: `diffusion-chat` (the chat app) and `diffusion-chat generate` (headless, for scripts).
+"""Command line: `diffusion-chat` (the chat app), `diffusion-chat generate` (headless, for scripts) and
+`diffusion-chat serve` (an OpenAI-compatible server).
 
 Every problem with the input ends in one line on stderr and a non-zero exit, never a traceback
 (set DIFFUSION_CHAT_DEBUG=1 to see tracebacks of unexpected errors).
@@ -18,10 +19,30 @@ Chat with local block-diffusion language models (DiffusionGemma, LLaDA-2 MoE) on
 every block denoise live.
 
   diffusion-chat [--model M] [options]          open the chat app
+  diffusion-chat --server URL [--api-key K]     open the chat app against an OpenAI-compatible server
   diffusion-chat generate --model M --prompt P  generate one reply headless (see `generate --help`)
+  diffusion-chat serve --model M [--port 8000]  serve the model over HTTP (see `serve --help`)
 
 --model takes a checkpoint folder or a Hugging Face id (downloaded into the shared HF cache;
-HF_HUB_OFFLINE=1 uses the cache only). Sampler options left out take the checkpoint's defaults."""
+HF_HUB_OFFLINE=1 uses the cache only); with --server it names the server's model (default: its
+first). Sampler options left out take the checkpoint's defaults."""
+
+SERVE_DESCRIPTION = """\
+Serve the model over HTTP with OpenAI's chat completions API, on one engine thread: requests are
+queued and answered one at a time (the X-Queue-Position header says how many were ahead).
+
+  GET  /health                no key needed
+  GET  /v1/models             the model, with its family, defaults and the settings it takes
+  POST /v1/chat/completions   stream or not; images as image_url data URLs; sampler fields with the
+                              flags' names (max_denoising_steps, diffusion_sampler, ..., temperature
+                              for --temp); "enable_thinking": true (or chat_template_kwargs) thinks;
+                              "diffusion_frames": true streams every denoising step (<= 30/s) as an
+                              extra empty chunk with a diffusion_frame object (see README)
+
+Streams send text only when a block is committed. A client that disconnects cancels its answer within
+one denoising step. Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the
+DIFFUSION_CHAT_API_KEY variable) before listening on other addresses. The sampler flags below set
+the server's defaults; each request may override them."""
 
 GENERATE_DESCRIPTION = """\
 Generate one reply without the app. The answer streams to stdout block by block; with --think the
@@ -79,6 +100,32 @@ def app_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="diffusion-chat", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_flags(parser)
+    parser.add_argument("--server", metavar="URL",
+                        help="chat against this OpenAI-compatible server (http://host:port, with or without /v1) "
+                             "instead of running a model here")
+    parser.add_argument("--api-key", metavar="KEY", help="the server's API key (default: $DIFFUSION_CHAT_API_KEY)")
+    add_sampler_flags(parser)
+    return parser
+
+
+def serve_parser() -> argparse.ArgumentParser:
+    parser = Parser(prog="diffusion-chat serve", description=SERVE_DESCRIPTION,
+                    formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", "-m", help="checkpoint folder or Hugging Face id (required)")
+    parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
+    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port)")
+    parser.add_argument("--api-key", metavar="KEY",
+                        help="require Authorization: Bearer KEY (default: $DIFFUSION_CHAT_API_KEY, else no key)")
+    parser.add_argument("--allow-local-files", action="store_true",
+                        help="let image_url parts name files on this machine (file:// or a path); off: data URLs only")
+    parser.add_argument("--max-tokens-limit", type=int, default=4096, metavar="N",
+                        help="the largest max_tokens a request may ask for (default 4096)")
+    parser.add_argument("--max-body-mb", type=float, default=32.0, metavar="MB",
+                        help="largest request body (default 32 MiB; larger: HTTP 413)")
+    parser.add_argument("--max-image-mb", type=float, default=16.0, metavar="MB",
+                        help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
+    parser.add_argument("--max-queue", type=int, default=16, metavar="N",
+                        help="requests waiting or running at most (default 16; more: HTTP 503)")
     add_sampler_flags(parser)
     return parser
 
@@ -221,6 +268,36 @@ def _print_download_progress(done: int, total, description: str) -> None:
         print(f"\rdownloading {description}: {share}", end="", file=sys.stderr, flush=True)
 
 
+def run_serve(argv: Sequence[str]) -> int:
+    args = serve_parser().parse_args(argv)
+    from engine.errors import EngineError
+
+    try:
+        settings = settings_from_args(args)
+    except EngineError as exc:
+        return fail_with(exc)
+    if not args.model:
+        return fail("--model is required (a checkpoint folder or a Hugging Face id)")
+    for flag_name, value in (("--port", args.port), ("--max-tokens-limit", args.max_tokens_limit),
+                             ("--max-body-mb", args.max_body_mb), ("--max-image-mb", args.max_image_mb),
+                             ("--max-queue", args.max_queue)):
+        if value < (0 if flag_name == "--port" else 1) or (flag_name == "--port" and value > 65535):
+            return fail(f"{flag_name} is out of range: {value:g}")
+    from engine.serve.app import ServeOptions
+    from engine.serve.requests import Limits
+    from engine.serve.run import LoadError, ServeError, serve
+
+    limits = Limits(max_tokens=args.max_tokens_limit, max_image_bytes=int(args.max_image_mb * 2**20),
+                    allow_local_files=args.allow_local_files)
+    options = ServeOptions(api_key=args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None, limits=limits,
+                           max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings)
+    try:
+        serve(args.model, args.host, args.port, options, max_queue=args.max_queue)
+    except (LoadError, ServeError) as exc:
+        return fail(str(exc))
+    return 0
+
+
 def run_app(argv: Sequence[str]) -> int:
     args = app_parser().parse_args(argv)
     from engine.errors import EngineError
@@ -231,7 +308,9 @@ def run_app(argv: Sequence[str]) -> int:
         return fail_with(exc)
     from tui.app import AppOptions, run_app as start
 
-    return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think)) or 0
+    api_key = args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None
+    return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think,
+                            server=args.server, api_key=api_key)) or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -239,6 +318,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         if argv and argv[0] == "generate":
             return run_generate(argv[1:])
+        if argv and argv[0] == "serve":
+            return run_serve(argv[1:])
         return run_app(argv)
     except KeyboardInterrupt:
         return 130

@@ -103,7 +103,8 @@ class ChatScreen(Screen):
         self.status_bar.set_activity("ready" if model else "choose a model (ctrl+l)")
         self.sub_title = f"{model.name} · {model.label}" if model else ""
         await self.query_one(SamplerPanel).show_settings(model.family if model else None, settings, canvas_mode,
-                                                         dict(model.setting_defaults) if model else {})
+                                                         dict(model.setting_defaults) if model else {},
+                                                         model.offered_settings if model else None)
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
@@ -130,6 +131,9 @@ class ChatScreen(Screen):
 
     def show_frame(self, answer: AssistantMessage, step: Step, total_blocks: int | None) -> None:
         answer.show_frame(step, self.token_texts, self.canvas_mode, total_blocks)
+
+    def show_canvas_note(self, answer: AssistantMessage, text: str) -> None:
+        answer.show_canvas_note(text)
 
     async def finish_answer(self, answer: AssistantMessage, status: str, note: str) -> None:
         answer.finish(status, note)

@@ -1,4 +1,5 @@
-"""Choosing a model: the bundled demo, checkpoints already in the Hugging Face cache, or any folder / Hub id.
+"""Choosing a model: the bundled demo, a server to connect to, checkpoints already in the Hugging Face cache,
+or any folder / Hub id.
 
 The picker only asks; the app loads (on the engine thread) and reports back through `show_progress`,
 `show_error` and, once the model is ready, by closing the picker.
@@ -23,6 +24,7 @@ from textual.widgets.option_list import Option
 from engine.families import FAMILIES
 
 from ..widgets.prompt import PathSuggester
+from .dialogs import TextPromptScreen
 
 DEMO_CHECKPOINT = Path(__file__).resolve().parent.parent / "demo" / "diffusion-gemma-tiny"
 
@@ -37,6 +39,21 @@ class ModelChoice:
 def bundled_demo() -> ModelChoice:
     return ModelChoice(str(DEMO_CHECKPOINT), "diffusion-gemma-tiny (bundled demo)",
                        "DiffusionGemma · random weights, works offline · output is gibberish")
+
+
+# Not a checkpoint: the entry that asks for a server's address.
+CONNECT_REF = "diffusion-chat:connect"
+
+
+def connect_choice() -> ModelChoice:
+    return ModelChoice(CONNECT_REF, "Connect to a server…",
+                       "OpenAI-compatible: diffusion-chat serve (live frames), vLLM, SGLang, mlx-vlm, mlxcel")
+
+
+def parse_server(text: str) -> tuple[str, str | None]:
+    """"URL [API-KEY]" as typed into the connect dialog."""
+    url, _, key = text.strip().partition(" ")
+    return url, key.strip() or None
 
 
 def cached_checkpoints(cache_dir: str | Path | None = None) -> list[ModelChoice]:
@@ -77,6 +94,11 @@ class ModelPickerScreen(ModalScreen[None]):
             super().__init__()
             self.ref = ref
 
+    class ConnectRequested(Message):
+        def __init__(self, url: str, api_key: str | None):
+            super().__init__()
+            self.url, self.api_key = url, api_key
+
     class CancelRequested(Message):
         """Stop the download / load in progress."""
 
@@ -84,7 +106,7 @@ class ModelPickerScreen(ModalScreen[None]):
         super().__init__(classes="dialog-screen")
         self.initial_message = message
         self.loading = False
-        self.choices: list[ModelChoice] = [bundled_demo()]
+        self.choices: list[ModelChoice] = [bundled_demo(), connect_choice()]
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="model-picker"):
@@ -116,7 +138,7 @@ class ModelPickerScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show_cached, found)
 
     def _show_cached(self, found: list[ModelChoice]) -> None:
-        self.choices = [bundled_demo(), *found]
+        self.choices = [bundled_demo(), *found, connect_choice()]
         option_list = self.query_one(OptionList)
         highlighted = option_list.highlighted
         option_list.set_options(self._options())
@@ -129,7 +151,23 @@ class ModelPickerScreen(ModalScreen[None]):
     @on(OptionList.OptionSelected, "#model-choices")
     def _choice_selected(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.request_load(self.choices[int(event.option.id)].ref)
+        ref = self.choices[int(event.option.id)].ref
+        if ref == CONNECT_REF:
+            self.ask_server()
+        else:
+            self.request_load(ref)
+
+    def ask_server(self) -> None:
+        self.app.push_screen(
+            TextPromptScreen("Connect to an OpenAI-compatible server", placeholder="http://127.0.0.1:8000",
+                             hint="URL, then optionally a space and its API key · Enter connects · Esc cancels"),
+            lambda text: self.request_connect(*parse_server(text)) if text else None)
+
+    def request_connect(self, url: str, api_key: str | None) -> None:
+        if self.loading:
+            return
+        self._start_loading(f"Connecting to {url}… (Esc cancels)")
+        self.post_message(self.ConnectRequested(url, api_key))
 
     @on(Input.Submitted, "#model-ref")
     def _ref_submitted(self, event: Input.Submitted) -> None:
@@ -156,13 +194,16 @@ class ModelPickerScreen(ModalScreen[None]):
     def request_load(self, ref: str) -> None:
         if self.loading:
             return
+        self._start_loading(f"Loading {ref}… (Esc cancels)")
+        self.post_message(self.LoadRequested(ref))
+
+    def _start_loading(self, status: str) -> None:
         self.loading = True
         self.query_one("#load", Button).disabled = True
         progress = self.query_one(ProgressBar)
         progress.update(total=None, progress=0)
         progress.display = True
-        self._status(f"Loading {ref}… (Esc cancels)")
-        self.post_message(self.LoadRequested(ref))
+        self._status(status)
 
     def show_progress(self, done: int, total: int | None, description: str) -> None:
         self.query_one(ProgressBar).update(total=total, progress=done)

@@ -104,6 +104,7 @@ class DenoisingCanvas(Widget):
         self.mode: CanvasMode = "candidates"
         self.total_blocks: int | None = None
         self._lines: list[Strip] = []
+        self.note = ""             # shown instead of frames when none will come (a remote server)
         self._reserved_height = 0  # the most lines a frame of this answer needed: the canvas keeps that height
         self._palette_cache: tuple[str, tuple] | None = None   # (theme, palette): styles change with the theme
 
@@ -111,16 +112,24 @@ class DenoisingCanvas(Widget):
         self.step, self.token_texts, self.mode, self.total_blocks = step, token_texts, mode, total_blocks
         self._draw()
 
+    def show_note(self, text: str) -> None:
+        """No frames will come for this answer: say so where they would be drawn, until the answer ends."""
+        self.note = text
+        self.clear()
+        self.display = True
+
     def clear(self) -> None:
-        """The block committed: blank the canvas but keep its place (and height) for the next block."""
+        """The block committed: blank the canvas (or show its note) but keep its place for the next block."""
         self.step = None
-        self._lines = []
+        self._lines = [Strip([Segment(self.note, self._palette()[3])])] if self.note else []
+        self._reserved_height = max(self._reserved_height, len(self._lines))
         self.refresh()
 
     def hide(self) -> None:
         """The answer is complete."""
         self.step = None
         self._lines = []
+        self.note = ""
         self._reserved_height = 0
         self.display = False
 

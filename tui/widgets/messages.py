@@ -123,6 +123,9 @@ class AssistantMessage(Vertical):
     def show_frame(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
         self.canvas.show(step, token_texts, mode, total_blocks)
 
+    def show_canvas_note(self, text: str) -> None:
+        self.canvas.show_note(text)
+
     async def add_block(self, content_delta: str, reasoning_delta: str) -> None:
         """Append one committed block; clears the canvas (its block is now text)."""
         self.canvas.clear()

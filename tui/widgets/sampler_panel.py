@@ -9,6 +9,8 @@ canvas shows for positions not yet accepted (`SamplerPanel.CanvasModeChanged`).
 
 from __future__ import annotations
 
+from typing import Collection
+
 from textual import on
 from textual.app import ComposeResult
 from textual.containers import VerticalScroll
@@ -89,17 +91,20 @@ class SamplerPanel(VerticalScroll):
         self.settings = Settings()
         self.canvas_mode: CanvasMode = "candidates"
         self.defaults: dict = {}
+        self.offered: set[str] | None = None
         self.can_focus = False
 
     def compose(self) -> ComposeResult:
         yield from self._contents()
 
     async def show_settings(self, family: str | None, settings: Settings, canvas_mode: CanvasMode,
-                            defaults: dict | None = None) -> None:
+                            defaults: dict | None = None, offered: Collection[str] | None = None) -> None:
         """Rebuild the fields for `family`, filled from `settings`; empty fields show the checkpoint's
-        value from `defaults` (`engine.Model.setting_defaults()`)."""
+        value from `defaults` (`engine.Model.setting_defaults()`). `offered`: the only settings the backend
+        takes (a remote server), None = all of the family's."""
         self.family, self.settings, self.canvas_mode = family, settings, canvas_mode
         self.defaults = defaults or {}
+        self.offered = None if offered is None else set(offered)
         await self.remove_children()
         await self.mount_all(self._contents())
 
@@ -118,7 +123,7 @@ class SamplerPanel(VerticalScroll):
         widgets.append(Label("Canvas shows, until accepted", classes="field-label"))
         widgets.append(Select([("the model's candidates", "candidates"), ("the noise / mask tokens", "noise")],
                               value=self.canvas_mode, allow_blank=False, id="canvas-mode", compact=True))
-        for name, spec in specs_for(self.family).items():
+        for name, spec in self._specs().items():
             widgets.append(Label(spec.label_for(self.family), classes="field-label"))
             widgets.append(self._editor(name, getattr(self.settings, name)))
         widgets.append(Static("", id="sampler-error", markup=False))
@@ -139,7 +144,11 @@ class SamplerPanel(VerticalScroll):
 
     def _setting(self, editor_id: str | None) -> str | None:
         name = (editor_id or "").removeprefix("setting-")
-        return name if self.family and name in specs_for(self.family) else None
+        return name if self.family and name in self._specs() else None
+
+    def _specs(self) -> dict:
+        return {name: spec for name, spec in specs_for(self.family).items()
+                if self.offered is None or name in self.offered}
 
     def _message(self, error: SettingsError) -> str:
         return error.render(lambda name: SPECS[name].label_for(self.family))
@@ -197,6 +206,6 @@ class SamplerPanel(VerticalScroll):
     async def _reset(self, event: Button.Pressed) -> None:
         event.stop()
         settings = reset_to_checkpoint_defaults(self.settings, self.family)
-        await self.show_settings(self.family, settings, self.canvas_mode)
+        await self.show_settings(self.family, settings, self.canvas_mode, self.defaults, self.offered)
         self.post_message(self.Changed(settings))
 

@@ -1,0 +1,100 @@
+"""`diffusion-chat serve`: load the model on the engine thread, bind the socket, and serve the ASGI app with
+uvicorn until Ctrl-C. Binds to loopback unless told otherwise. `BackgroundServer` runs the same on a thread
+of the calling process (the tests and the benchmark)."""
+
+from __future__ import annotations
+
+import ipaddress
+import socket
+import sys
+import threading
+import time
+from typing import Callable
+
+from .app import ServeOptions, create_app
+from .bridge import EngineBridge, LoadError
+
+
+class ServeError(Exception):
+    """The server cannot start (one line)."""
+
+
+def is_loopback(host: str) -> bool:
+    if host == "localhost":
+        return True
+    try:
+        return ipaddress.ip_address(host).is_loopback
+    except ValueError:
+        return False
+
+
+def bind(host: str, port: int) -> socket.socket:
+    """The listening socket, bound here so a taken port is one clear line (port 0: any free port)."""
+    try:
+        infos = socket.getaddrinfo(host, port, type=socket.SOCK_STREAM)
+    except socket.gaierror as exc:
+        raise ServeError(f"cannot resolve --host {host}: {exc.strerror}") from None
+    family, _, _, _, address = infos[0]
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+    try:
+        sock.bind(address)
+    except OSError as exc:
+        sock.close()
+        raise ServeError(f"cannot listen on {host}:{port}: {exc.strerror}") from None
+    sock.listen(128)
+    sock.set_inheritable(True)
+    return sock
+
+
+def _uvicorn_server(app):
+    import uvicorn
+
+    return uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off"))
+
+
+def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue: int = 16,
+          say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:
+    """Blocks until the server stops (Ctrl-C). Raises LoadError or ServeError (one line)."""
+    sock = bind(host, port)
+    bridge = EngineBridge(max_queue=max_queue).start()
+    try:
+        say(f"loading {model_ref}…")
+        info = bridge.load(model_ref)
+        if not is_loopback(host) and options.api_key is None:
+            say(f"warning: listening on {host} without --api-key: anyone who can reach it can use the model")
+        say(f"serving {info.name} ({info.label}) on http://{host}:{sock.getsockname()[1]}/v1 (Ctrl-C stops)")
+        _uvicorn_server(create_app(bridge, options)).run(sockets=[sock])
+    finally:
+        sock.close()
+        bridge.close()
+
+
+class BackgroundServer:
+    """The server on a thread of this process, on 127.0.0.1 and a free port: `start()`, `url`, `stop()`."""
+
+    def __init__(self, bridge: EngineBridge, options: ServeOptions = ServeOptions()):
+        self.bridge = bridge
+        self._sock = bind("127.0.0.1", 0)
+        self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
+        self._server = _uvicorn_server(create_app(bridge, options))
+        self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
+                                        name="diffusion-chat-serve", daemon=True)
+
+    def start(self, timeout: float = 20.0) -> BackgroundServer:
+        self._thread.start()
+        deadline = time.monotonic() + timeout
+        while not self._server.started:
+            if not self._thread.is_alive() or time.monotonic() > deadline:
+                raise ServeError("the background server did not start")
+            time.sleep(0.01)
+        return self
+
+    def stop(self) -> None:
+        self._server.should_exit = True
+        self._thread.join(10)
+        self._sock.close()
+        self.bridge.close()
+
+
+__all__ = ["BackgroundServer", "LoadError", "ServeError", "bind", "serve"]
