@@ -94,7 +94,7 @@ async def test_a_server_error_is_one_line_and_a_dropped_server_keeps_the_committ
             note = str(app.chat.query(AssistantMessage).last().query_one("#note").render())
             assert note == "⚠ HTTP 400: Structured outputs are not supported for diffusion models"
             app.connect(url, model="dropped")
-            await wait_for(pilot, lambda: app.model_info is not None and app.model_info.name == "dropped", "reconnect")
+            await wait_for(pilot, lambda: app.chat.shown_model is not None and app.chat.shown_model.name == "dropped", "reconnect")
             await send(pilot, "tell me")
             await wait_for_answer(pilot)
             saved = app.store.get(app.session.conversation_id).messages[-1]

@@ -46,7 +46,9 @@ async def wait_for(pilot, condition, what: str, timeout: float = TIMEOUT_S) -> N
 
 
 async def wait_for_model(pilot) -> None:
-    await wait_for(pilot, lambda: pilot.app.model_info is not None, "the model to load")
+    # The screen's own state (its panel rebuilt for the model), not just the app having heard of it.
+    await wait_for(pilot, lambda: pilot.app.model_info is not None and pilot.app.chat.shown_model is pilot.app.model_info,
+                   "the model to load")
 
 
 async def send(pilot, text: str) -> None:

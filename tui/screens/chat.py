@@ -57,6 +57,7 @@ class ChatScreen(Screen):
         self.session = session
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
+        self.shown_model: ModelInfo | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -108,6 +109,7 @@ class ChatScreen(Screen):
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
+        self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
 
     def show_canvas_mode(self, mode: str) -> None:
         self.canvas_mode = mode
