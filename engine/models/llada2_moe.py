@@ -18,15 +18,15 @@ import mlx.core as mx
 import mlx.nn as nn
 
 from ..errors import CheckpointError
+from . import chunking
 from .cache import PrefixCache
+from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
 
 DEFAULT_BLOCK_LENGTH = 32
 # Real LLaDA2 config.json files carry neither id; these are the values every implementation hard-codes.
 DEFAULT_MASK_TOKEN_ID = 156895
 DEFAULT_PAD_TOKEN_ID = 156892
-# Prefill this many tokens per forward at most, so the block-causal mask and activations stay small.
-_PREFILL_CHUNK_TOKENS = 512
 
 
 @dataclass
@@ -313,11 +313,13 @@ class Network(nn.Module):
         return BlockCache(self.config.num_hidden_layers, block_length)
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None,
-                block_length: int = DEFAULT_BLOCK_LENGTH) -> PrefixCache:
+                block_length: int = DEFAULT_BLOCK_LENGTH, cancel=None) -> PrefixCache:
         """Encode the whole blocks of a prompt block-causally and append them to the cache.
 
         A prompt that ends inside a block writes only its whole blocks: the rest belongs to the first block
-        that is denoised (it is fed to `denoise` with the masks), as in the official generate()."""
+        that is denoised (it is fed to `denoise` with the masks), as in the official generate(). Long prompts
+        go in passes of whole blocks (engine.models.chunking), so the mask is [chunk, keys]; `cancel` is
+        checked before each pass and raises `Cancelled`, leaving a partly written cache."""
         if cache is None:
             cache = self.make_cache(block_length)
         if isinstance(cache, BlockCache) and cache.block_length != block_length:
@@ -325,13 +327,17 @@ class Network(nn.Module):
         if cache.offset % block_length:
             raise ValueError(f"prefill continues a cache of whole {block_length}-token blocks only")
         length = input_ids.shape[1] - input_ids.shape[1] % block_length
-        input_ids = input_ids[:, :length]
-        chunk = block_length * max(1, _PREFILL_CHUNK_TOKENS // block_length)
-        for begin in range(0, length, chunk):
-            ids = input_ids[:, begin : begin + chunk]
+        begin = 0
+        while begin < length:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            size = chunking.chunk_tokens(self.config.num_attention_heads, cache.offset + chunking.MAX_CHUNK,
+                                         multiple=block_length)
+            ids = input_ids[:, begin : min(begin + size, length)]
             mask = None if ids.shape[1] == block_length else block_causal_mask(cache.offset, ids.shape[1], block_length)
             self.language_model.model(ids, cache, mask, commit=True)
             mx.eval(cache.arrays())
+            begin += ids.shape[1]
         return cache
 
     def denoise(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:
