@@ -5,6 +5,7 @@ from __future__ import annotations
 import importlib
 from typing import Iterator, Sequence
 
+from .context import fit_max_tokens
 from .errors import InputError
 from .events import Event
 from .families import FAMILIES
@@ -52,8 +53,9 @@ def generate(
 
 def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, pixel_values=None,
            token_type_ids=None):
-    """Everything a request is checked for happens here, once, before the first event; the block loop
-    (engine.generation.driver) then trusts its ids."""
+    """Everything a request is checked for happens here, once, before the first event and before any work: ids
+    in the vocabulary, the family's settings, and prompt + max_tokens within the context (engine.context).
+    The block loop (engine.generation.driver) then trusts them."""
     from .generation.common import stop_ids
     from .generation.driver import run
     from .randomness import SeededRandomness
@@ -68,6 +70,11 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
         return randomness if randomness is not None else SeededRandomness(seed, vocab)
 
     denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
+    fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
+                             network.context_length)
+    if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
+        denoiser, plan = family.build(model, settings.replace(max_tokens=fitting), randomness_for, pixel_values,
+                                      token_type_ids)
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
     return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session)

@@ -17,7 +17,7 @@ the newest `Step` of a job as a `Frame` in a slot the UI polls.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Literal, Mapping, Union
+from typing import Any, Callable, Hashable, Literal, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -129,6 +129,10 @@ class ModelInfo:
     token_texts: tuple[str, ...] = ()    # each id decoded alone (the live canvas); empty for remote models
     image_budget: ImageBudget | None = None   # the soft-token cost of images, when images are supported
     context_length: int | None = None    # positions the model can attend to, when known
+    # count_tokens(messages, think) -> prompt tokens the engine would make of them (images at their soft-token
+    # cost): built on the engine thread from the tokenizer, thread-safe and MLX-free, so a UI can count on a
+    # worker thread while the engine generates. None for remote models.
+    count_tokens: Callable[[Sequence[dict], bool], int] | None = None
     remote: bool = False                 # served by another program (only committed text may arrive)
 
     def token_text(self, token_id: int) -> str:

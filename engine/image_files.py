@@ -38,6 +38,20 @@ def inspect_image(path: str | Path) -> ImageInfo:
     return ImageInfo(name=path.name, bytes=size, width=image.width, height=image.height)
 
 
+def displayed_size(path: str | Path) -> tuple[int, int] | None:
+    """(width, height) as displayed, from the file's header alone (no decoding; cheap enough to call per
+    keystroke for a token estimate); None when the file cannot be read as an image."""
+    try:
+        with Image.open(Path(path).expanduser()) as image:
+            width, height = image.size
+            # EXIF orientations 5-8 turn the picture by 90 degrees.
+            if image.getexif().get(0x0112, 1) in (5, 6, 7, 8):
+                width, height = height, width
+            return width, height
+    except Exception:  # any unreadable file: the engine refuses it with its own message when it is sent
+        return None
+
+
 def open_image(path: str | Path) -> Image.Image:
     """Decode the whole image (so a truncated file fails here, not later), upright per its EXIF orientation."""
     path = Path(path).expanduser()

@@ -173,6 +173,22 @@ class Tokenizer:
             return ChatPrompt(ids=ids, text=text)
         return processor.prepare_prompt(ids, text, image_paths)
 
+    def count_chat(self, messages: Sequence[dict], think: bool = False, image_cost=None) -> int:
+        """How many tokens `prepare_chat` would make of these messages, without preparing any pixels: the same
+        template and tokenization; each image item costs `image_cost(path)` soft tokens (0 when not given) and
+        its begin/end markers in place of its one placeholder.
+
+        Jinja and the Rust `tokenizers` are thread-safe and nothing here touches MLX, so a UI may call this on a
+        worker thread while the engine thread generates (it is `ModelInfo.count_tokens`)."""
+        rendered, texts = self.render(messages, think)
+        count = len(self._encode_rendered(rendered, texts)[0])
+        for message in messages:
+            content = message.get("content")
+            for item in content if isinstance(content, list) else ():
+                if item.get("type") == "image":
+                    count += 1 + (image_cost(item.get("path")) if image_cost is not None else 0)
+        return count
+
     def _encode_rendered(self, rendered: str, texts: list[str]) -> tuple[list[int], str]:
         ids: list[int] = []
         shown: list[str] = []

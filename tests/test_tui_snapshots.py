@@ -13,6 +13,9 @@ SIZE = (110, 34)
 
 async def _model_loaded(pilot) -> None:
     await wait_for_model(pilot)
+    # The prompt's token count arrives from a worker thread after a debounce: wait for it, not for time.
+    await wait_for(pilot, lambda: "tokens" in str(pilot.app.screen.query_one("#token-count").render()),
+                   "the token count")
     await pilot.pause()
 
 

@@ -32,6 +32,7 @@ class Network(nn.Module):
         self.vocab_size = text.vocab_size
         self.hidden_size = text.hidden_size
         self.canvas_length = config.canvas_length
+        self.context_length = text.max_position_embeddings   # positions the model was trained to attend to
         self.embed_scale = math.sqrt(text.hidden_size)
         self.model = Backbone(config)
 
