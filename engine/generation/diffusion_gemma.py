@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import mlx.core as mx
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NonFiniteOutput
 from ..events import Step
 from ..families import DIFFUSION_GEMMA
 from ..images import image_runs
@@ -231,7 +231,11 @@ class Denoiser:
             processed = logits / mx.array(temperature, dtype=mx.float32)
             argmax = mx.argmax(processed, axis=-1).astype(mx.int32)
             entropy = token_entropy(processed)
-            mx.eval(argmax, entropy)
+            # A block's first step checks its logits for NaN/Inf in the same evaluation (no extra host sync).
+            finite = [mx.all(mx.isfinite(logits))] if k == 0 else []
+            mx.eval(argmax, entropy, *finite)
+            if finite and not finite[0].item():
+                raise NonFiniteOutput()
             argmax_np = np.array(argmax[0])
             stable = tracker.update(argmax_np)
             confident = float(np.array(entropy[0]).mean()) < plan.confidence_threshold
