@@ -10,6 +10,7 @@ from .errors import InputError
 from .events import Event
 from .families import FAMILIES
 from .settings import Settings
+from .threads import own_this_thread
 
 
 def generate(
@@ -33,6 +34,7 @@ def generate(
     conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
     user message (DiffusionGemma with a vision tower only).
     """
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")

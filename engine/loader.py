@@ -24,6 +24,7 @@ from .events import ModelInfo
 from .families import FAMILIES
 from .image_files import displayed_size
 from .models.layers import on_cpu
+from .threads import own_this_thread
 
 
 
@@ -105,6 +106,8 @@ def _is_low_float(array: mx.array) -> bool:
 
 def load(model: str | Path, progress: ProgressCallback | None = None, cancel=None) -> Model:
     from .tokenizer import Tokenizer
+
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
 
     path = resolve(model, progress, cancel)
     files = read_configs(path)
