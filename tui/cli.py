@@ -114,7 +114,7 @@ def run_generate(argv: Sequence[str]) -> int:
 
     try:
         settings = settings_from_args(args)
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        prompt = read_stdin() if args.prompt == "-" else args.prompt
         if not prompt.strip() and not args.image:
             return fail("the prompt is empty")
         if not args.model:
@@ -144,6 +144,30 @@ def run_generate(argv: Sequence[str]) -> int:
     if args.profile:
         _print_profile(finished, blocks)
     return 0
+
+
+def read_stdin() -> str:
+    """All of stdin as UTF-8 text; bytes that are not UTF-8 are refused with one line saying where."""
+    from engine.errors import InputError
+
+    binary = getattr(sys.stdin, "buffer", None)
+    if binary is None:  # a text stream already (tests, embedding programs): the engine checks its characters
+        return sys.stdin.read()
+    data = binary.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(utf8_problem(data, exc.start, exc.reason))
+
+
+def utf8_problem(data: bytes, offset: int, reason: str) -> str:
+    """One line naming the first byte of `data` that is not UTF-8, and why."""
+    if data[offset] == 0xED and offset + 1 < len(data) and 0xA0 <= data[offset + 1] <= 0xBF:
+        # ED A0..BF .. encodes U+D800..U+DFFF, which UTF-8 forbids (CESU-8 / WTF-8 writers produce it).
+        what = "a UTF-8-encoded lone surrogate (U+D800..U+DFFF), which UTF-8 forbids"
+    else:
+        what = f"byte 0x{data[offset]:02X}: {reason}"
+    return f"stdin is not valid UTF-8 text: at byte {offset:,}, {what}; convert it to UTF-8 first"
 
 
 def _consume(events, stream: bool):
