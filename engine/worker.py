@@ -239,6 +239,7 @@ class EngineWorker:
                 think=request.think,
                 cancel=job.cancel,
                 session=session,
+                progress=lambda event: self._notify(GenerationUpdate(job.id, event)),
             )
             for event in events:
                 if isinstance(event, Step):

@@ -293,7 +293,7 @@ class ScriptedNetwork:
     def make_cache(self, block_length):
         return SimpleNamespace(offset=0)
 
-    def prefill(self, ids, cache, block_length, cancel=None):
+    def prefill(self, ids, cache, block_length, cancel=None, progress=None):
         cache.offset += ids.shape[1]
 
     def denoise(self, block_ids, cache):

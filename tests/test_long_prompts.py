@@ -13,6 +13,7 @@ from PIL import Image
 
 from conftest import CHECKPOINTS
 from engine.images import image_runs
+from engine.settings import Settings
 from engine.models import chunking
 from engine.models.chunking import Cancelled, chunk_tokens
 from engine.models.diffusion_gemma import make_processor, masks
@@ -180,3 +181,61 @@ def test_generate_cancelled_while_reading_the_prompt_finishes_cancelled_and_forg
     assert isinstance(events[-1], Finished) and events[-1].finish_reason == "cancelled"
     assert not any(isinstance(e, BlockCommitted) for e in events)
     assert session.cache is None and session.ids == []
+
+
+@pytest.mark.parametrize("name, total", [("dg_text", 700), ("llada2", 672)])   # LLaDA-2 encodes whole blocks
+def test_a_long_prompt_reports_each_encoder_pass_before_started(name, total, small_passes):
+    import engine
+    from engine.events import Prefilling, Started
+
+    model = engine.load(CHECKPOINTS / name)
+    small_passes(64)
+    seen = []
+    events = engine.generate(model, prompt_ids=[int(t) for t in np.asarray(_prompt(700))[0]],
+                             settings=engine.Settings(max_tokens=4, max_denoising_steps=2), progress=seen.append)
+    first = next(events)
+    assert isinstance(first, Started)
+    assert all(isinstance(p, Prefilling) and p.total_tokens == total for p in seen)
+    assert [p.encoded_tokens for p in seen] == list(range(64, total, 64))
+    list(events)
+
+
+async def test_the_chat_shows_how_far_a_long_prompt_was_read():
+    from engine.events import GenerationUpdate, Prefilling
+    from test_chat_session import MODEL, FakeBackend, FakeView
+    from tui.chat_session import ChatSession
+    from tui.store import ConversationStore
+
+    store, view = ConversationStore(":memory:"), FakeView()
+    session = ChatSession(store, FakeBackend(), view, lambda family: Settings())
+    session.model = MODEL
+    assert await session.send("a long document")
+    await session.handle(GenerationUpdate(session.generation.job, Prefilling(12_288, 145_000)))
+    assert view.named("show_activity")[-1][0].startswith("reading the prompt… 12,288 / 145,000 tokens · ")
+    store.close()
+
+
+def test_the_engine_thread_forwards_the_progress_of_a_long_prompt(small_passes):
+    from engine.events import Finished, GenerationRequest, GenerationUpdate, ModelLoaded, Prefilling
+    from engine.worker import EngineWorker
+
+    small_passes(64)
+    events, done = [], threading.Event()
+
+    def notify(event):
+        events.append(event)
+        if isinstance(event, ModelLoaded) or (isinstance(event, GenerationUpdate) and isinstance(event.event, Finished)):
+            done.set()
+
+    worker = EngineWorker(notify).start()
+    try:
+        worker.load_model(str(CHECKPOINTS / "dg_text"))
+        assert done.wait(30)
+        done.clear()
+        worker.generate(GenerationRequest(({"role": "user", "content": "word " * 60},),
+                                          Settings(max_tokens=4, max_denoising_steps=2)))
+        assert done.wait(60)
+    finally:
+        worker.close()
+    read = [e.event for e in events if isinstance(e, GenerationUpdate) and isinstance(e.event, Prefilling)]
+    assert read and [p.encoded_tokens for p in read] == sorted(p.encoded_tokens for p in read)

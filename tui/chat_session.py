@@ -24,6 +24,7 @@ from engine.events import (
     GenerationRequest,
     GenerationUpdate,
     ModelInfo,
+    Prefilling,
     Started,
     Step,
 )
@@ -84,6 +85,7 @@ class Generation:
     content: str = ""
     reasoning: str = ""
     last_frame: Frame | None = None
+    prefilling: Prefilling | None = None   # how far a long prompt's encoding got
     detached: bool = False       # the person switched away; results still go to the store
     pacer: FramePacer = field(default_factory=FramePacer)
 
@@ -219,7 +221,9 @@ class ChatSession:
     def _show_live_status(self, generation: Generation, elapsed: float) -> None:
         frame = generation.last_frame
         if frame is None or frame.step.block <= generation.committed_block:
-            self.view.show_activity(f"reading the prompt… {elapsed:.1f} s")
+            read = generation.prefilling
+            done = f"{read.encoded_tokens:,} / {read.total_tokens:,} tokens · " if read and frame is None else ""
+            self.view.show_activity(f"reading the prompt… {done}{elapsed:.1f} s")
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
@@ -238,7 +242,10 @@ class ChatSession:
             await self._end(generation, "error", None, note=f"⚠ {event.message}")
             return
         update = event.event
-        if isinstance(update, Started):
+        if isinstance(update, Prefilling):
+            generation.prefilling = update
+            self._show_live_status(generation, self.clock() - generation.started_at)
+        elif isinstance(update, Started):
             self.view.show_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")
         elif isinstance(update, BlockCommitted):
             generation.committed_block = update.block

@@ -125,9 +125,11 @@ def run_generate(argv: Sequence[str]) -> int:
         messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
             {"role": "user", "content": prompt}]
         cancel = threading.Event()
+        reading = PrefillLine() if sys.stderr.isatty() else None
         try:
             result = _consume(engine.generate(model, messages=messages, settings=settings, think=args.think,
-                                              cancel=cancel, images=args.image or None), stream=not args.json)
+                                              cancel=cancel, images=args.image or None, progress=reading),
+                              stream=not args.json, reading=reading)
         except KeyboardInterrupt:
             cancel.set()
             return fail("interrupted", 130)
@@ -170,12 +172,14 @@ def utf8_problem(data: bytes, offset: int, reason: str) -> str:
     return f"stdin is not valid UTF-8 text: at byte {offset:,}, {what}; convert it to UTF-8 first"
 
 
-def _consume(events, stream: bool):
-    from engine.events import BlockCommitted, Finished
+def _consume(events, stream: bool, reading: PrefillLine | None = None):
+    from engine.events import BlockCommitted, Finished, Started
 
     blocks = []
     finished = None
     for event in events:
+        if isinstance(event, Started) and reading is not None:
+            reading.done()
         if isinstance(event, BlockCommitted):
             blocks.append(event)
             deltas = event.reasoning_delta, event.content_delta
@@ -233,6 +237,24 @@ def _print_profile(finished, blocks) -> None:
     print(f"  generation: {stats.generated_tokens} tokens in {stats.total_s:.3f} s = {stats.tokens_per_s:.2f} tokens/s",
           file=out)
     print(f"  peak memory: {stats.peak_memory_bytes / 2**20:.1f} MiB", file=out)
+
+
+class PrefillLine:
+    """A long prompt takes a while to read on a CPU: one stderr line says how far it got (on a terminal only,
+    so scripts reading stderr see nothing new)."""
+
+    def __init__(self):
+        self.shown = False
+
+    def __call__(self, event) -> None:
+        print(f"\rreading the prompt: {event.encoded_tokens:,} / {event.total_tokens:,} tokens", end="",
+              file=sys.stderr, flush=True)
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
+            self.shown = False
 
 
 _last_report = [0]

@@ -187,7 +187,7 @@ class Denoiser:
     def block_length(self, remaining: int) -> int:
         return self.plan.block_length(remaining)
 
-    def prefill(self, prompt_ids: list[int], session, cancel=None) -> Prefilled:
+    def prefill(self, prompt_ids: list[int], session, cancel=None, progress=None) -> Prefilled:
         """Encode the prompt, reusing the session's cache for the common prefix (images compared by pixels)."""
         pixel_values, token_type_ids = self.pixel_values, self.token_type_ids
         images = []
@@ -204,7 +204,8 @@ class Denoiser:
         new_pixels = [pixels for pixels, (start, _, _) in zip(pixel_values or [], images) if start >= kept]
         if new_pixels:
             kwargs = {"pixel_values": new_pixels, "token_type_ids": mx.array([token_type_ids[kept:]], dtype=mx.int32)}
-        cache = self.network.prefill(mx.array([prompt_ids[kept:]], dtype=mx.int32), cache, cancel=cancel, **kwargs)
+        cache = self.network.prefill(mx.array([prompt_ids[kept:]], dtype=mx.int32), cache, cancel=cancel,
+                                     progress=progress, **kwargs)
         return Prefilled(cache, list(prompt_ids), len(prompt_ids) - kept, images)
 
     def commit(self, cache, ids: list[int]) -> None:

@@ -39,8 +39,9 @@ class Denoiser(Protocol):
     family: str
     includes_stop: bool              # whether the stop id is emitted as the last token (LLaDA-2) or not
 
-    def prefill(self, prompt_ids: list[int], session, cancel) -> Prefilled:
-        """Raises `Cancelled` when `cancel` is set between two encoder passes."""
+    def prefill(self, prompt_ids: list[int], session, cancel, progress) -> Prefilled:
+        """Raises `Cancelled` when `cancel` is set between two encoder passes; calls `progress(done, total)`
+        after each pass of a long prompt but the last."""
         ...
 
     def block_length(self, remaining: int) -> int: ...
@@ -56,18 +57,18 @@ class Denoiser(Protocol):
 
 
 def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: frozenset[int], tokenizer, cancel,
-        session) -> Generator:
+        session, progress=None) -> Generator:
     """The event stream of one generation (see engine.events for its order)."""
     text = TextAssembler(tokenizer)
     clock = Clock()
     try:
         if session is not None:
             with session.writing_cache():
-                prefilled = denoiser.prefill(prompt_ids, session, cancel)
+                prefilled = denoiser.prefill(prompt_ids, session, cancel, progress)
             # Recorded at once, so a generation that fails later still leaves the session consistent.
             session.remember(prefilled.cache, prefilled.cached_ids, denoiser.family, prefilled.images)
         else:
-            prefilled = denoiser.prefill(prompt_ids, None, cancel)
+            prefilled = denoiser.prefill(prompt_ids, None, cancel, progress)
     except Cancelled:
         # Cancelled while a long prompt was being encoded (the session forgot its half-written cache).
         clock.prefill_s = time.perf_counter() - clock.start

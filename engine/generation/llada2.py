@@ -108,7 +108,7 @@ class Denoiser:
     def block_length(self, remaining: int) -> int:
         return self.plan.block_length
 
-    def prefill(self, prompt_ids: list[int], session, cancel=None) -> Prefilled:
+    def prefill(self, prompt_ids: list[int], session, cancel=None, progress=None) -> Prefilled:
         """Cache the prompt's whole blocks (its tail belongs to the first denoised block), reusing the
         session's cache for the common prefix."""
         block_length = self.plan.block_length
@@ -123,7 +123,8 @@ class Denoiser:
         else:
             cache = self.network.make_cache(block_length)
         if whole > kept:
-            self.network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length, cancel)
+            self.network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length, cancel,
+                                 progress)
         return Prefilled(cache, list(prompt_ids[:whole]), len(prompt_ids) - kept)
 
     def commit(self, cache, ids: list[int]) -> None:

@@ -243,13 +243,14 @@ class Network(nn.Module):
         return BlockCache(self.config.num_hidden_layers, block_length)
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None,
-                block_length: int = DEFAULT_BLOCK_LENGTH, cancel=None) -> PrefixCache:
+                block_length: int = DEFAULT_BLOCK_LENGTH, cancel=None, progress=None) -> PrefixCache:
         """Encode the whole blocks of a prompt block-causally and append them to the cache.
 
         A prompt that ends inside a block writes only its whole blocks: the rest belongs to the first block
         that is denoised (it is fed to `denoise` with the masks), as in the official generate(). Long prompts
         go in passes of whole blocks (engine.models.chunking), so the mask is [chunk, keys]; `cancel` is
-        checked before each pass and raises `Cancelled`, leaving a partly written cache."""
+        checked before each pass and raises `Cancelled`, leaving a partly written cache; `progress(done, total)`
+        is called after each pass but the last."""
         if cache is None:
             cache = self.make_cache(block_length)
         if isinstance(cache, BlockCache) and cache.block_length != block_length:
@@ -268,6 +269,8 @@ class Network(nn.Module):
             self.language_model.model(ids, cache, mask, commit=True)
             mx.eval(cache.arrays())
             begin += ids.shape[1]
+            if progress is not None and begin < length:
+                progress(begin, length)
         return cache
 
     def denoise(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:

@@ -82,14 +82,15 @@ class Network(nn.Module):
     # -- encoder -----------------------------------------------------------------------------------
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None, pixel_values=None,
-                token_type_ids: mx.array | None = None, cancel=None) -> PrefixCache:
+                token_type_ids: mx.array | None = None, cancel=None, progress=None) -> PrefixCache:
         """Encode a prompt (or the new part of one) into the prefix cache and return the cache.
 
         `pixel_values`: one [3, H, W] array per image whose soft tokens are in `input_ids`, in prompt
         order (images already in the cache are not passed again). `token_type_ids` [1, T] marks the soft
         tokens with 1; each image's run of soft tokens attends bidirectionally within itself.
         A long prompt is encoded in passes (engine.models.chunking); `cancel` (anything with `is_set()`) is
-        checked before each pass and raises `Cancelled`, leaving a partly written cache."""
+        checked before each pass and raises `Cancelled`, leaving a partly written cache; `progress(done, total)`
+        is called after each pass but the last."""
         cache = self.make_cache() if cache is None else cache
         # The public entry of a request's ids: checked here once, never again per step.
         input_ids = _checked_ids(input_ids, self.vocab_size)
@@ -101,7 +102,7 @@ class Network(nn.Module):
         if token_type_ids is not None and self.config.text_config.use_bidirectional_attention == "vision":
             run_ids = media_run_ids(np.array(token_type_ids))
         embed = self._prompt_embedder(input_ids, pixel_values, token_type_ids)
-        self._encode(embed, input_ids.shape[1], cache, run_ids, cancel)
+        self._encode(embed, input_ids.shape[1], cache, run_ids, cancel, progress)
         return cache
 
     def prompt_embeddings(self, input_ids: mx.array, pixel_values=None, token_type_ids: mx.array | None = None) -> mx.array:
@@ -162,7 +163,7 @@ class Network(nn.Module):
         return self._embed(input_ids)
 
     def _encode(self, embed, length: int, cache: PrefixCache, run_ids: np.ndarray | None = None,
-                cancel=None) -> None:
+                cancel=None, progress=None) -> None:
         """Encode `length` new tokens into the cache in passes: each pass embeds its chunk, runs every layer
         against the cache written so far and stores its keys/values, so masks are [chunk, keys] and sliding
         layers read only their window (never [T, T]). Equal to one pass up to float rounding."""
@@ -175,6 +176,8 @@ class Network(nn.Module):
             end = chunk_end(begin, length, size, run_ids)
             self._encode_pass(embed(begin, end), cache, run_block(None if run_ids is None else run_ids[begin:end]))
             begin = end
+            if progress is not None and begin < length:
+                progress(begin, length)
 
     def _encode_pass(self, h: mx.array, cache: PrefixCache, media_runs: mx.array | None) -> None:
         offset, length = cache.offset, h.shape[1]
