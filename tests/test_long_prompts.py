@@ -14,6 +14,7 @@ from PIL import Image
 from conftest import CHECKPOINTS
 from engine.images import image_runs
 from engine.settings import Settings
+from tui_helpers import app_env, make_app, wait_for, wait_for_answer, wait_for_model  # noqa: F401  (app_env: fixture)
 from engine.models import chunking
 from engine.models.chunking import Cancelled, chunk_tokens
 from engine.models.diffusion_gemma import make_processor, masks
@@ -239,3 +240,25 @@ def test_the_engine_thread_forwards_the_progress_of_a_long_prompt(small_passes):
         worker.close()
     read = [e.event for e in events if isinstance(e, GenerationUpdate) and isinstance(e.event, Prefilling)]
     assert read and [p.encoded_tokens for p in read] == sorted(p.encoded_tokens for p in read)
+
+
+async def test_pasting_a_long_document_into_the_app_counts_it_reads_it_and_esc_stops_it(app_env):
+    """The reported case: a 200k-character document (146,689 tokens here) once crashed the engine. Now the prompt
+    shows its count, the status says how far it was read, and esc stops the read between two passes."""
+    from tui.widgets.messages import AssistantMessage
+
+    document = ("The quick brown fox jumps over the lazy dog. " * 4500)[:200_000]
+    app = make_app("dg_text")
+    async with app.run_test() as pilot:
+        await wait_for_model(pilot)
+        count = app.chat.query_one("#token-count")
+        app.chat.prompt.value = document
+        await wait_for(pilot, lambda: str(count.render()).startswith("146,")
+                       and str(count.render()).endswith("/ 262,144 tokens"), "the document's count")
+        await pilot.press("enter")
+        status = app.chat.status_bar
+        await wait_for(pilot, lambda: "reading the prompt… " in status.text and " / 146," in status.text,
+                       "the reading progress")
+        await pilot.press("escape")
+        await wait_for_answer(pilot)
+        assert app.chat.query(AssistantMessage).last().status == "cancelled"
