@@ -5,10 +5,12 @@ from __future__ import annotations
 import importlib
 from typing import Iterator, Sequence
 
+from .context import fit_max_tokens
 from .errors import InputError
-from .events import Event
+from .events import Event, Prefilling
 from .families import FAMILIES
 from .settings import Settings
+from .threads import own_this_thread
 
 
 def generate(
@@ -21,6 +23,7 @@ def generate(
     cancel=None,
     session=None,
     images: Sequence[str] | None = None,
+    progress=None,
 ) -> Iterator[Event]:
     """Generate a reply.
 
@@ -30,8 +33,11 @@ def generate(
     `randomness` replaces the seeded default draws (see engine.randomness). `cancel` is anything with
     `is_set()`, checked every denoising step. `session` (engine.Session) keeps the encoder cache of a
     conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
-    user message (DiffusionGemma with a vision tower only).
+    user message (DiffusionGemma with a vision tower only). `progress(event)` receives an
+    `engine.events.Prefilling` after each encoder pass of a long prompt but the last (on this thread, before
+    `Started`), so a front end can show that a long prompt is being read.
     """
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")
@@ -47,13 +53,14 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
-    return _start(model, list(prompt_ids), settings, randomness, cancel, session, **extra)
+    return _start(model, list(prompt_ids), settings, randomness, cancel, session, progress, **extra)
 
 
-def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, pixel_values=None,
-           token_type_ids=None):
-    """Everything a request is checked for happens here, once, before the first event; the block loop
-    (engine.generation.driver) then trusts its ids."""
+def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, progress=None,
+           pixel_values=None, token_type_ids=None):
+    """Everything a request is checked for happens here, once, before the first event and before any work: ids
+    in the vocabulary, the family's settings, and prompt + max_tokens within the context (engine.context).
+    The block loop (engine.generation.driver) then trusts them."""
     from .generation.common import stop_ids
     from .generation.driver import run
     from .randomness import SeededRandomness
@@ -68,6 +75,12 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
         return randomness if randomness is not None else SeededRandomness(seed, vocab)
 
     denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
+    fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
+                             network.context_length)
+    if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
+        denoiser, plan = family.build(model, settings.replace(max_tokens=fitting), randomness_for, pixel_values,
+                                      token_type_ids)
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
-    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session)
+    passes = None if progress is None else (lambda done, total: progress(Prefilling(done, total)))
+    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, passes)

@@ -31,3 +31,13 @@ class SettingsError(EngineError):
 
 class InputError(EngineError):
     """A prompt, message list or attachment cannot be used."""
+
+
+class NonFiniteOutput(EngineError):
+    """The network's logits hold NaN or Inf: checked at the first step of every block, whose values are read
+    anyway, so the check adds no host sync. Nothing the sampler could do with them would mean anything."""
+
+    MESSAGE = "the model produced NaN/Inf; the weights may be damaged"
+
+    def __init__(self, message: str = MESSAGE):
+        super().__init__(message)

@@ -9,15 +9,19 @@ no `Step`). Text held back at the end of a block (a marker or a character that c
 next block) is delivered once, as `Finished.content_tail` / `reasoning_tail`, never as a pseudo-block. If
 the generation raises instead, there is no `Finished`: the engine thread reports `GenerationFailed`.
 
+A prompt long enough to take several encoder passes also reports each pass but the last as `Prefilling`,
+before `Started`, through `engine.generate(progress=...)` (not in the event stream, so the stream's order
+stays the same for every prompt).
+
 The engine thread (`engine.worker`) wraps these per job: `LoadProgress` / `ModelLoaded` / `LoadFailed` for
-loading, `GenerationUpdate` (Started, BlockCommitted, Finished) or `GenerationFailed` for generating, and
+loading, `GenerationUpdate` (Prefilling, Started, BlockCommitted, Finished) or `GenerationFailed` for generating, and
 the newest `Step` of a job as a `Frame` in a slot the UI polls.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Hashable, Literal, Mapping, Union
+from typing import Any, Callable, Hashable, Literal, Mapping, Sequence, Union
 
 import numpy as np
 
@@ -27,6 +31,15 @@ from .settings import Settings
 FinishReason = Literal["stop", "length", "cancelled"]
 StopReason = Literal["max_denoising_steps", "stable_and_confident", "all_positions_revealed", "cancelled"]
 ScoreKind = Literal["entropy", "confidence"]
+
+
+@dataclass(frozen=True)
+class Prefilling:
+    """How far the encoder got with a long prompt (one per encoder pass after the first, before `Started`;
+    only the engine thread's `GenerationUpdate` and `engine.generate(progress=...)` carry it)."""
+
+    encoded_tokens: int         # of this turn's new prompt tokens
+    total_tokens: int
 
 
 @dataclass(frozen=True)
@@ -129,6 +142,10 @@ class ModelInfo:
     token_texts: tuple[str, ...] = ()    # each id decoded alone (the live canvas); empty for remote models
     image_budget: ImageBudget | None = None   # the soft-token cost of images, when images are supported
     context_length: int | None = None    # positions the model can attend to, when known
+    # count_tokens(messages, think) -> prompt tokens the engine would make of them (images at their soft-token
+    # cost): built on the engine thread from the tokenizer, thread-safe and MLX-free, so a UI can count on a
+    # worker thread while the engine generates. None for remote models.
+    count_tokens: Callable[[Sequence[dict], bool], int] | None = None
     remote: bool = False                 # served by another program (see tui.remote)
     frames: bool = True                  # live canvas frames arrive (a remote server may send committed text only)
     offered_settings: tuple[str, ...] | None = None   # the settings the backend takes; None = all of the family's
@@ -164,10 +181,11 @@ class LoadFailed:
 
 @dataclass(frozen=True)
 class GenerationUpdate:
-    """A rare event of a generation: `Started`, `BlockCommitted` or `Finished` (steps go to the frame slot)."""
+    """A rare event of a generation: `Prefilling` (long prompts), `Started`, `BlockCommitted` or `Finished`
+    (steps go to the frame slot)."""
 
     job: int
-    event: Union[Started, BlockCommitted, Finished]
+    event: Union[Prefilling, Started, BlockCommitted, Finished]
 
 
 @dataclass(frozen=True)

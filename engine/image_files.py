@@ -12,6 +12,7 @@ from pathlib import Path
 from PIL import Image, ImageOps, UnidentifiedImageError
 
 from .errors import InputError
+from .image_modes import to_rgb
 
 # Extensions that are certainly sound or film, on top of what `mimetypes` knows on this system.
 _AUDIO_VIDEO_EXTENSIONS = {
@@ -38,8 +39,23 @@ def inspect_image(path: str | Path) -> ImageInfo:
     return ImageInfo(name=path.name, bytes=size, width=image.width, height=image.height)
 
 
+def displayed_size(path: str | Path) -> tuple[int, int] | None:
+    """(width, height) as displayed, from the file's header alone (no decoding; cheap enough to call per
+    keystroke for a token estimate); None when the file cannot be read as an image."""
+    try:
+        with Image.open(Path(path).expanduser()) as image:
+            width, height = image.size
+            # EXIF orientations 5-8 turn the picture by 90 degrees.
+            if image.getexif().get(0x0112, 1) in (5, 6, 7, 8):
+                width, height = height, width
+            return width, height
+    except Exception:  # any unreadable file: the engine refuses it with its own message when it is sent
+        return None
+
+
 def open_image(path: str | Path) -> Image.Image:
-    """Decode the whole image (so a truncated file fails here, not later), upright per its EXIF orientation."""
+    """Decode the whole image (so a truncated file fails here, not later), upright per its EXIF orientation, as
+    8-bit RGB with every Pillow mode converted on purpose (engine.image_modes)."""
     path = Path(path).expanduser()
     _checked_file(path)
     name = path.name
@@ -51,7 +67,7 @@ def open_image(path: str | Path) -> Image.Image:
             warnings.simplefilter("error", Image.DecompressionBombWarning)
             with Image.open(path) as image:
                 image.load()
-                return ImageOps.exif_transpose(image)
+                return to_rgb(ImageOps.exif_transpose(image), name)
     except (Image.DecompressionBombError, Image.DecompressionBombWarning):
         raise InputError(
             f"{name} is too large to decode safely (more than {Image.MAX_IMAGE_PIXELS:,} pixels); shrink it first"

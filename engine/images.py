@@ -94,9 +94,7 @@ class ImageProcessor:
 
     def preprocess(self, image_path: str | Path) -> tuple[mx.array, int]:
         """An image file -> (pixel_values float32 [3, H', W'], soft-token count)."""
-        image = open_image(image_path)
-        if image.mode != "RGB":
-            image = image.convert("RGB")
+        image = open_image(image_path)  # 8-bit RGB whatever the file's mode (engine.image_modes)
         size = self.target_size(image.width, image.height)
         if size != image.size:
             image = image.resize(size, resample=self.resample)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import importlib
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -21,7 +22,9 @@ from .checkpoint import (
 from .errors import CheckpointError
 from .events import ModelInfo
 from .families import FAMILIES
+from .image_files import displayed_size
 from .models.layers import on_cpu
+from .threads import own_this_thread
 
 
 
@@ -55,7 +58,18 @@ class Model:
             setting_defaults=self.setting_defaults(),
             token_texts=self.tokenizer.token_texts(self.network.vocab_size),
             image_budget=self.processor.budget if self.processor is not None else None,
+            context_length=self.network.context_length,
+            # Holds the tokenizer and plain numbers, never the model: a UI keeping its ModelInfo must not keep
+            # the network (and its MLX arrays) alive after the engine thread dropped it.
+            count_tokens=partial(self.tokenizer.count_chat, image_cost=partial(
+                _image_cost, self.processor.budget) if self.processor is not None else None),
         )
+
+
+def _image_cost(budget, path: str) -> int:
+    """Soft tokens an image file will cost, from its header (0 if it cannot be read)."""
+    size = displayed_size(path)
+    return budget.soft_token_count(*size) if size else 0
 
 
 def family_of(files: CheckpointFiles) -> str:
@@ -92,6 +106,8 @@ def _is_low_float(array: mx.array) -> bool:
 
 def load(model: str | Path, progress: ProgressCallback | None = None, cancel=None) -> Model:
     from .tokenizer import Tokenizer
+
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
 
     path = resolve(model, progress, cancel)
     files = read_configs(path)

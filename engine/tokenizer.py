@@ -16,7 +16,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .checkpoint import CheckpointFiles, read_json
-from .errors import CheckpointError, InputError
+from .errors import CheckpointError, EngineError, InputError
 
 _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 
@@ -138,13 +138,23 @@ class Tokenizer:
                 content = [dict(item, text=hold(item["text"])) if item.get("type") == "text" else dict(item)
                            for item in content]
             safe_messages.append({**message, "content": content})
-        rendered = self._compiled().render(
-            messages=safe_messages,
-            add_generation_prompt=True,
-            enable_thinking=bool(think),
-            bos_token=self.special.get("bos_token", ""),
-            eos_token=self.special.get("eos_token", ""),
-        )
+        from jinja2.exceptions import SecurityError
+
+        try:
+            rendered = self._compiled().render(
+                messages=safe_messages,
+                add_generation_prompt=True,
+                enable_thinking=bool(think),
+                bos_token=self.special.get("bos_token", ""),
+                eos_token=self.special.get("eos_token", ""),
+            )
+        except EngineError:
+            raise  # the template's own raise_exception(...): a message about the input
+        except SecurityError as exc:
+            raise CheckpointError(f"the checkpoint's chat template tried something unsafe and was stopped: "
+                                  f"{_first_line(exc)}")
+        except Exception as exc:  # the template is the checkpoint's code: any failure of it is the checkpoint's
+            raise CheckpointError(f"the checkpoint's chat template failed: {type(exc).__name__}: {_first_line(exc)}")
         return rendered, texts
 
     def encode_chat(self, messages: Sequence[dict], think: bool = False) -> list[int]:
@@ -172,6 +182,22 @@ class Tokenizer:
         if not image_paths:
             return ChatPrompt(ids=ids, text=text)
         return processor.prepare_prompt(ids, text, image_paths)
+
+    def count_chat(self, messages: Sequence[dict], think: bool = False, image_cost=None) -> int:
+        """How many tokens `prepare_chat` would make of these messages, without preparing any pixels: the same
+        template and tokenization; each image item costs `image_cost(path)` soft tokens (0 when not given) and
+        its begin/end markers in place of its one placeholder.
+
+        Jinja and the Rust `tokenizers` are thread-safe and nothing here touches MLX, so a UI may call this on a
+        worker thread while the engine thread generates (it is `ModelInfo.count_tokens`)."""
+        rendered, texts = self.render(messages, think)
+        count = len(self._encode_rendered(rendered, texts)[0])
+        for message in messages:
+            content = message.get("content")
+            for item in content if isinstance(content, list) else ():
+                if item.get("type") == "image":
+                    count += 1 + (image_cost(item.get("path")) if image_cost is not None else 0)
+        return count
 
     def _encode_rendered(self, rendered: str, texts: list[str]) -> tuple[list[int], str]:
         ids: list[int] = []
@@ -201,6 +227,22 @@ class Tokenizer:
         return self._template
 
 
+def _first_line(exc: Exception) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0] if text else "no message"
+
+
+# A lone surrogate is not a character: undecodable bytes (e.g. invalid UTF-8 read with `surrogateescape`, as
+# Python does for command-line arguments) end up as one, and no tokenizer can encode it.
+_SURROGATE = re.compile("[\ud800-\udfff]")
+
+
+def _check_unicode(text: str, role: str) -> None:
+    if match := _SURROGATE.search(text):
+        raise InputError(f"the {role} message is not valid Unicode text: a lone surrogate U+{ord(match.group()):04X} "
+                         f"at character {match.start():,} (undecodable bytes, such as invalid UTF-8, become one)")
+
+
 def _raise_template_error(message: str):
     raise InputError(f"chat template: {message}")
 
@@ -214,10 +256,13 @@ def _validated(messages: Sequence[dict]) -> list[dict]:
             raise InputError(f"each message needs a role of system, user or assistant: {message!r}"[:200])
         content = message.get("content")
         if isinstance(content, str):
-            pass
+            _check_unicode(content, message["role"])
         elif isinstance(content, list) and all(isinstance(i, dict) and "type" in i for i in content):
             if any(i["type"] == "text" and not isinstance(i.get("text"), str) for i in content):
                 raise InputError("a text item of a message has no text")
+            for item in content:
+                if item["type"] == "text":
+                    _check_unicode(item["text"], message["role"])
         else:
             raise InputError("message content must be a string or a list of {type: text|image} items")
         out.append(message)

@@ -17,14 +17,17 @@ learns about the model only through a plain `ModelInfo`. Nothing here imports a 
 
 from __future__ import annotations
 
+import atexit
 import logging
 import queue
 import threading
 import time
+import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
 from .errors import EngineError
+from .threads import release_this_thread
 from .events import (
     Frame,
     GenerationFailed,
@@ -38,6 +41,16 @@ from .events import (
 )
 
 log = logging.getLogger(__name__)
+
+# Started workers not closed yet. Python runs atexit hooks before it finalizes, while the (daemon) engine threads
+# can still run: closing them there lets each release its MLX state itself instead of dying mid-finalization.
+_running: weakref.WeakSet = weakref.WeakSet()
+
+
+@atexit.register
+def _close_running_workers() -> None:
+    for worker in list(_running):
+        worker.close()
 
 # Download progress can arrive per network chunk; the UI needs far fewer updates than that.
 PROGRESS_INTERVAL_S = 0.1
@@ -106,6 +119,7 @@ class EngineWorker:
 
     def start(self) -> EngineWorker:
         self._thread.start()
+        _running.add(self)
         return self
 
     def load_model(self, model_ref: str) -> int:
@@ -131,10 +145,13 @@ class EngineWorker:
         self._submit(lambda id: _ForgetJob(id, conversation=conversation))
 
     def close(self, timeout: float = 5.0) -> None:
-        """Cancel everything and stop the thread (waits at most `timeout` seconds)."""
+        """Cancel everything and stop the thread, which releases the model and its MLX state on itself (waits at
+        most `timeout` seconds). A worker still running when the interpreter exits is closed by an atexit hook,
+        while its thread can still run (see engine.threads for why that matters)."""
+        _running.discard(self)
         self._cancel_all()
         self._commands.put(_STOP)
-        if self._thread.is_alive():
+        if self._thread.is_alive() and self._thread is not threading.current_thread():
             self._thread.join(timeout)
 
     def _cancel_all(self) -> None:
@@ -170,9 +187,11 @@ class EngineWorker:
                     with self._lock:
                         self._active = None
         finally:
-            # MLX state is released on the thread that made it.
+            # MLX state is released on the thread that made it: the model and the caches first, then the
+            # thread's streams, random key and compile cache (engine.threads).
             self._model = None
             self._sessions.clear()
+            release_this_thread()
 
     def _run_load(self, job: _LoadJob) -> None:
         self._model = None
@@ -220,6 +239,7 @@ class EngineWorker:
                 think=request.think,
                 cancel=job.cancel,
                 session=session,
+                progress=lambda event: self._notify(GenerationUpdate(job.id, event)),
             )
             for event in events:
                 if isinstance(event, Step):

@@ -284,7 +284,7 @@ def test_event_stream_shape(model):
 class ScriptedNetwork:
     """Greedy picks token 7 everywhere (confidently), EOS at one absolute position."""
 
-    vocab_size, mask_token_id, eos_token_ids = 512, MASK, (EOS,)
+    vocab_size, mask_token_id, eos_token_ids, context_length = 512, MASK, (EOS,), 32768
 
     def __init__(self, eos_at):
         self.eos_at = eos_at
@@ -293,7 +293,7 @@ class ScriptedNetwork:
     def make_cache(self, block_length):
         return SimpleNamespace(offset=0)
 
-    def prefill(self, ids, cache, block_length):
+    def prefill(self, ids, cache, block_length, cancel=None, progress=None):
         cache.offset += ids.shape[1]
 
     def denoise(self, block_ids, cache):

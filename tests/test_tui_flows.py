@@ -53,7 +53,7 @@ class ScriptedAnswer:
     def advance(self) -> None:
         self.gate.release()
 
-    def __call__(self, model, messages, settings, think, cancel, session):
+    def __call__(self, model, messages, settings, think, cancel, session, progress=None):
         self.calls.append(messages)
         if self.fail_first is not None and len(self.calls) == 1:
             raise self.fail_first

@@ -13,6 +13,11 @@ SIZE = (110, 34)
 
 async def _model_loaded(pilot) -> None:
     await wait_for_model(pilot)
+    # The prompt's token count arrives from a worker thread after a debounce: wait for it, not for time.
+    await wait_for(pilot, lambda: "tokens" in str(pilot.app.screen.query_one("#token-count").render()),
+                   "the token count")
+    # That wait lasts long enough for the prompt's cursor to blink off; a shot must not depend on when it is taken.
+    pilot.app.screen.query_one("#prompt").cursor_blink = False
     await pilot.pause()
 
 

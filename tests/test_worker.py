@@ -115,7 +115,7 @@ def test_load_and_generate_run_on_one_thread_and_only_rare_events_are_notified(m
         progress(10, 10, "weights")
         return FakeModel()
 
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         threads["generate"] = threading.get_ident()
         assert isinstance(model, FakeModel) and messages == [{"role": "user", "content": "hi"}]
         yield Started(prompt_tokens=3, encoded_tokens=3, prefill_s=0.0, block_length=4)
@@ -145,7 +145,7 @@ def test_load_and_generate_run_on_one_thread_and_only_rare_events_are_notified(m
 def test_cancel_stops_a_generation_and_the_thread_keeps_serving(make_worker):
     steps_after_cancel = []
 
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         yield Started(prompt_tokens=1, encoded_tokens=1, prefill_s=0.0, block_length=4)
         step = 0
         while not cancel.is_set():
@@ -184,7 +184,7 @@ def test_cancel_stops_a_generation_and_the_thread_keeps_serving(make_worker):
 def test_generation_errors_become_one_line_and_the_thread_survives(make_worker, error, expected):
     calls = []
 
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         calls.append(messages)
         if len(calls) == 1:
             raise error
@@ -238,7 +238,7 @@ def test_loading_cancels_a_running_generation_and_can_itself_be_cancelled(make_w
                 time.sleep(0.001)
         return FakeModel()
 
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         release.set()
         while not cancel.is_set():
             yield fake_step(0, 0)
@@ -285,7 +285,7 @@ def test_the_real_engine_on_the_tiny_checkpoint():
 
 
 def test_cancel_stops_only_the_job_it_names(make_worker):
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         for step in range(40):
             if cancel.is_set():
                 yield Finished("cancelled", (), "", "", fake_stats())
@@ -310,7 +310,7 @@ def test_cancel_stops_only_the_job_it_names(make_worker):
 def test_the_worker_owns_prefix_caches_per_conversation_and_forgets_them(make_worker):
     sessions = []
 
-    def generate(model, messages, settings, think, cancel, session):
+    def generate(model, messages, settings, think, cancel, session, progress=None):
         sessions.append(session)
         yield Finished("stop", (), "", "", fake_stats())
 

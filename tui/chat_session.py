@@ -9,6 +9,7 @@ decides; the view only draws. Everything the engine says arrives through `handle
 
 from __future__ import annotations
 
+import asyncio
 import math
 import time
 from dataclasses import dataclass, field
@@ -23,10 +24,13 @@ from engine.events import (
     GenerationRequest,
     GenerationUpdate,
     ModelInfo,
+    Prefilling,
     Started,
     Step,
 )
-from engine.settings import Settings
+from engine.context import fit_max_tokens
+from engine.errors import EngineError, SettingsError
+from engine.settings import SPECS, Settings
 
 from .frame_pacer import FramePacer
 from .store import Conversation, ConversationStore, StoreError
@@ -83,6 +87,7 @@ class Generation:
     content: str = ""
     reasoning: str = ""
     last_frame: Frame | None = None
+    prefilling: Prefilling | None = None   # how far a long prompt's encoding got
     detached: bool = False       # the person switched away; results still go to the store
     pacer: FramePacer = field(default_factory=FramePacer)
 
@@ -124,6 +129,8 @@ class ChatSession:
             self.view.notify(f"{model.name} is text-only and cannot read images: remove the attachment chips first.",
                              "error")
             return False
+        if not await self._fits_context(model, text, images):
+            return False
         try:
             if self.conversation_id is None:
                 conversation = self.store.create(title_from(text), model.name, think=self.think)
@@ -146,6 +153,40 @@ class ChatSession:
         if not model.frames:
             self.view.show_canvas_note(answer, "remote: committed blocks only")
         self.view.set_live(True)
+        return True
+
+    def draft_messages(self, text: str, images: Sequence[str] = ()) -> list[dict]:
+        """What the engine would get if `text` (and `images`) were sent now: the history plus that turn."""
+        return [*self.history, user_turn(text, images)]
+
+    def context_verdict(self, model: ModelInfo, prompt_tokens: int) -> str | None:
+        """None when a prompt of `prompt_tokens` fits the model's context with this turn's max_tokens, else the
+        one-line reason (engine.context's rule, the one the engine applies; settings named by their labels)."""
+        settings = self.settings_for(model.family)
+        budget = settings.max_tokens or model.setting_defaults.get("max_tokens") or 1
+        try:
+            fit_max_tokens(prompt_tokens, budget, settings.max_tokens is not None, model.context_length)
+        except SettingsError as exc:
+            return exc.render(lambda name: SPECS[name].label_for(model.family))
+        except EngineError as exc:
+            return str(exc)
+        return None
+
+    async def _fits_context(self, model: ModelInfo, text: str, images: Sequence[str]) -> bool:
+        """Refuse, with one notice and before anything is saved or sent, a turn whose prompt cannot fit the
+        model's context. Counted with the engine's own template and tokenizer (`ModelInfo.count_tokens`) on a
+        worker thread, so a huge paste never blocks the UI; the engine checks again and has the last word (its
+        refusal arrives as a failed answer)."""
+        if model.count_tokens is None or not model.context_length:
+            return True
+        try:
+            tokens = await asyncio.to_thread(model.count_tokens, self.draft_messages(text, images), self.think)
+        except EngineError:
+            return True  # a problem with the messages themselves: the engine reports it, in the transcript
+        verdict = self.context_verdict(model, tokens)
+        if verdict is not None:
+            self.view.notify(f"Not sent: {verdict}.", "error")
+            return False
         return True
 
     def cancel(self) -> None:
@@ -188,7 +229,9 @@ class ChatSession:
                 blocks = generation.committed_block + 1
                 self.view.show_activity(f"remote │ {blocks} block{'s' * (blocks != 1)} committed │ {elapsed:.1f} s")
             else:
-                self.view.show_activity(f"reading the prompt… {elapsed:.1f} s")
+                read = generation.prefilling
+                done = f"{read.encoded_tokens:,} / {read.total_tokens:,} tokens · " if read and frame is None else ""
+                self.view.show_activity(f"reading the prompt… {done}{elapsed:.1f} s")
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
@@ -207,7 +250,10 @@ class ChatSession:
             await self._end(generation, "error", None, note=f"⚠ {event.message}")
             return
         update = event.event
-        if isinstance(update, Started):
+        if isinstance(update, Prefilling):
+            generation.prefilling = update
+            self._show_live_status(generation, self.clock() - generation.started_at)
+        elif isinstance(update, Started):
             self.view.show_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")
         elif isinstance(update, BlockCommitted):
             generation.committed_block = update.block

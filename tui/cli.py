@@ -161,7 +161,7 @@ def run_generate(argv: Sequence[str]) -> int:
 
     try:
         settings = settings_from_args(args)
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        prompt = read_stdin() if args.prompt == "-" else args.prompt
         if not prompt.strip() and not args.image:
             return fail("the prompt is empty")
         if not args.model:
@@ -172,9 +172,11 @@ def run_generate(argv: Sequence[str]) -> int:
         messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
             {"role": "user", "content": prompt}]
         cancel = threading.Event()
+        reading = PrefillLine() if sys.stderr.isatty() else None
         try:
             result = _consume(engine.generate(model, messages=messages, settings=settings, think=args.think,
-                                              cancel=cancel, images=args.image or None), stream=not args.json)
+                                              cancel=cancel, images=args.image or None, progress=reading),
+                              stream=not args.json, reading=reading)
         except KeyboardInterrupt:
             cancel.set()
             return fail("interrupted", 130)
@@ -193,12 +195,38 @@ def run_generate(argv: Sequence[str]) -> int:
     return 0
 
 
-def _consume(events, stream: bool):
-    from engine.events import BlockCommitted, Finished
+def read_stdin() -> str:
+    """All of stdin as UTF-8 text; bytes that are not UTF-8 are refused with one line saying where."""
+    from engine.errors import InputError
+
+    binary = getattr(sys.stdin, "buffer", None)
+    if binary is None:  # a text stream already (tests, embedding programs): the engine checks its characters
+        return sys.stdin.read()
+    data = binary.read()
+    try:
+        return data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(utf8_problem(data, exc.start, exc.reason))
+
+
+def utf8_problem(data: bytes, offset: int, reason: str) -> str:
+    """One line naming the first byte of `data` that is not UTF-8, and why."""
+    if data[offset] == 0xED and offset + 1 < len(data) and 0xA0 <= data[offset + 1] <= 0xBF:
+        # ED A0..BF .. encodes U+D800..U+DFFF, which UTF-8 forbids (CESU-8 / WTF-8 writers produce it).
+        what = "a UTF-8-encoded lone surrogate (U+D800..U+DFFF), which UTF-8 forbids"
+    else:
+        what = f"byte 0x{data[offset]:02X}: {reason}"
+    return f"stdin is not valid UTF-8 text: at byte {offset:,}, {what}; convert it to UTF-8 first"
+
+
+def _consume(events, stream: bool, reading: PrefillLine | None = None):
+    from engine.events import BlockCommitted, Finished, Started
 
     blocks = []
     finished = None
     for event in events:
+        if isinstance(event, Started) and reading is not None:
+            reading.done()
         if isinstance(event, BlockCommitted):
             blocks.append(event)
             deltas = event.reasoning_delta, event.content_delta
@@ -256,6 +284,24 @@ def _print_profile(finished, blocks) -> None:
     print(f"  generation: {stats.generated_tokens} tokens in {stats.total_s:.3f} s = {stats.tokens_per_s:.2f} tokens/s",
           file=out)
     print(f"  peak memory: {stats.peak_memory_bytes / 2**20:.1f} MiB", file=out)
+
+
+class PrefillLine:
+    """A long prompt takes a while to read on a CPU: one stderr line says how far it got (on a terminal only,
+    so scripts reading stderr see nothing new)."""
+
+    def __init__(self):
+        self.shown = False
+
+    def __call__(self, event) -> None:
+        print(f"\rreading the prompt: {event.encoded_tokens:,} / {event.total_tokens:,} tokens", end="",
+              file=sys.stderr, flush=True)
+        self.shown = True
+
+    def done(self) -> None:
+        if self.shown:
+            print(file=sys.stderr)
+            self.shown = False
 
 
 _last_report = [0]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 import mlx.core as mx
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NonFiniteOutput
 from ..events import Step
 from ..families import DIFFUSION_GEMMA
 from ..images import image_runs
@@ -187,7 +187,7 @@ class Denoiser:
     def block_length(self, remaining: int) -> int:
         return self.plan.block_length(remaining)
 
-    def prefill(self, prompt_ids: list[int], session) -> Prefilled:
+    def prefill(self, prompt_ids: list[int], session, cancel=None, progress=None) -> Prefilled:
         """Encode the prompt, reusing the session's cache for the common prefix (images compared by pixels)."""
         pixel_values, token_type_ids = self.pixel_values, self.token_type_ids
         images = []
@@ -204,7 +204,8 @@ class Denoiser:
         new_pixels = [pixels for pixels, (start, _, _) in zip(pixel_values or [], images) if start >= kept]
         if new_pixels:
             kwargs = {"pixel_values": new_pixels, "token_type_ids": mx.array([token_type_ids[kept:]], dtype=mx.int32)}
-        cache = self.network.prefill(mx.array([prompt_ids[kept:]], dtype=mx.int32), cache, **kwargs)
+        cache = self.network.prefill(mx.array([prompt_ids[kept:]], dtype=mx.int32), cache, cancel=cancel,
+                                     progress=progress, **kwargs)
         return Prefilled(cache, list(prompt_ids), len(prompt_ids) - kept, images)
 
     def commit(self, cache, ids: list[int]) -> None:
@@ -231,7 +232,11 @@ class Denoiser:
             processed = logits / mx.array(temperature, dtype=mx.float32)
             argmax = mx.argmax(processed, axis=-1).astype(mx.int32)
             entropy = token_entropy(processed)
-            mx.eval(argmax, entropy)
+            # A block's first step checks its logits for NaN/Inf in the same evaluation (no extra host sync).
+            finite = [mx.all(mx.isfinite(logits))] if k == 0 else []
+            mx.eval(argmax, entropy, *finite)
+            if finite and not finite[0].item():
+                raise NonFiniteOutput()
             argmax_np = np.array(argmax[0])
             stable = tracker.update(argmax_np)
             confident = float(np.array(entropy[0]).mean()) < plan.confidence_threshold

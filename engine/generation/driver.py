@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Protocol
 
 from ..events import BlockCommitted, Started, Step, StopReason
+from ..models.chunking import Cancelled
 from ..text import TextAssembler
 from .common import Clock, cancelled_block, closing_events, emit_block
 
@@ -38,7 +39,10 @@ class Denoiser(Protocol):
     family: str
     includes_stop: bool              # whether the stop id is emitted as the last token (LLaDA-2) or not
 
-    def prefill(self, prompt_ids: list[int], session) -> Prefilled: ...
+    def prefill(self, prompt_ids: list[int], session, cancel, progress) -> Prefilled:
+        """Raises `Cancelled` when `cancel` is set between two encoder passes; calls `progress(done, total)`
+        after each pass of a long prompt but the last."""
+        ...
 
     def block_length(self, remaining: int) -> int: ...
 
@@ -53,17 +57,25 @@ class Denoiser(Protocol):
 
 
 def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: frozenset[int], tokenizer, cancel,
-        session) -> Generator:
+        session, progress=None) -> Generator:
     """The event stream of one generation (see engine.events for its order)."""
     text = TextAssembler(tokenizer)
     clock = Clock()
-    if session is not None:
-        with session.writing_cache():
-            prefilled = denoiser.prefill(prompt_ids, session)
-        # Recorded at once, so a generation that fails later still leaves the session consistent.
-        session.remember(prefilled.cache, prefilled.cached_ids, denoiser.family, prefilled.images)
-    else:
-        prefilled = denoiser.prefill(prompt_ids, None)
+    try:
+        if session is not None:
+            with session.writing_cache():
+                prefilled = denoiser.prefill(prompt_ids, session, cancel, progress)
+            # Recorded at once, so a generation that fails later still leaves the session consistent.
+            session.remember(prefilled.cache, prefilled.cached_ids, denoiser.family, prefilled.images)
+        else:
+            prefilled = denoiser.prefill(prompt_ids, None, cancel, progress)
+    except Cancelled:
+        # Cancelled while a long prompt was being encoded (the session forgot its half-written cache).
+        clock.prefill_s = time.perf_counter() - clock.start
+        yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=0, prefill_s=clock.prefill_s,
+                      block_length=denoiser.block_length(max_tokens))
+        yield from closing_events(text, "cancelled", [], clock, [], [], len(prompt_ids))
+        return
     cache, cached_ids = prefilled.cache, list(prefilled.cached_ids)
     clock.prefill_s = time.perf_counter() - clock.start
     yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=prefilled.encoded_tokens,

@@ -28,7 +28,7 @@ from dataclasses import dataclass
 import mlx.core as mx
 import numpy as np
 
-from ..errors import InputError
+from ..errors import InputError, NonFiniteOutput
 from ..events import Step
 from ..families import LLADA2
 from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH
@@ -108,7 +108,7 @@ class Denoiser:
     def block_length(self, remaining: int) -> int:
         return self.plan.block_length
 
-    def prefill(self, prompt_ids: list[int], session) -> Prefilled:
+    def prefill(self, prompt_ids: list[int], session, cancel=None, progress=None) -> Prefilled:
         """Cache the prompt's whole blocks (its tail belongs to the first denoised block), reusing the
         session's cache for the common prefix."""
         block_length = self.plan.block_length
@@ -123,7 +123,8 @@ class Denoiser:
         else:
             cache = self.network.make_cache(block_length)
         if whole > kept:
-            self.network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length)
+            self.network.prefill(mx.array([prompt_ids[kept:whole]], dtype=mx.int32), cache, block_length, cancel,
+                                 progress)
         return Prefilled(cache, list(prompt_ids[:whole]), len(prompt_ids) - kept)
 
     def commit(self, cache, ids: list[int]) -> None:
@@ -153,7 +154,11 @@ class Denoiser:
                 return BlockOutcome([], step, "cancelled")
             logits = network.denoise(mx.array(ids[None]), cache)[0]
             x0, probability = propose(logits, plan, self.rng, block, step)
-            mx.eval(x0, probability)
+            # A block's first step checks its logits for NaN/Inf in the same evaluation (no extra host sync).
+            finite = [mx.all(mx.isfinite(logits))] if step == 0 else []
+            mx.eval(x0, probability, *finite)
+            if finite and not finite[0].item():
+                raise NonFiniteOutput()
             x0_np, probability_np = np.array(x0), np.array(probability, dtype=np.float32)
             confidence = np.where(masked, probability_np, -np.inf)
             transfer = select_transfer(confidence, quotas[step], thresholds[step])

@@ -101,12 +101,14 @@ def select_transfer(confidence: np.ndarray, quota: int, threshold: float) -> np.
     """Positions to commit this step. `confidence` is -inf where nothing can be committed (not masked).
 
     Everything strictly above the threshold when that reaches the quota; otherwise the `quota` most confident
-    positions (fewer if fewer are masked), ties to the lowest index."""
+    positions (fewer if fewer are masked), ties to the lowest index. A NaN confidence still counts as masked
+    and ranks below every number, so the quota (and with it the block's step schedule) always holds."""
     high = confidence > threshold
     if high.sum() >= quota:
         return high
-    count = min(quota, int(np.isfinite(confidence).sum()))
-    chosen = np.argsort(-confidence, kind="stable")[:count]
+    count = min(quota, int((~np.isneginf(confidence)).sum()))
+    ranked = np.where(np.isnan(confidence), np.finfo(confidence.dtype).min, confidence)
+    chosen = np.argsort(-ranked, kind="stable")[:count]
     transfer = np.zeros(confidence.shape, dtype=bool)
     transfer[chosen] = True
     return transfer

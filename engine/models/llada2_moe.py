@@ -12,91 +12,16 @@ run alone against it (no mask needed); only a multi-block prefill needs an expli
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
-
 import mlx.core as mx
 import mlx.nn as nn
 
 from ..errors import CheckpointError
+from . import chunking
 from .cache import PrefixCache
+from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
-
-DEFAULT_BLOCK_LENGTH = 32
-# Real LLaDA2 config.json files carry neither id; these are the values every implementation hard-codes.
-DEFAULT_MASK_TOKEN_ID = 156895
-DEFAULT_PAD_TOKEN_ID = 156892
-# Prefill this many tokens per forward at most, so the block-causal mask and activations stay small.
-_PREFILL_CHUNK_TOKENS = 512
-
-
-@dataclass
-class ModelConfig:
-    """config.json of a LLaDA2 checkpoint. Missing keys take LLaDA2.0-mini's values, never the HF config
-    class defaults (those are generic placeholders, e.g. 16 experts and rms eps 1e-5)."""
-
-    model_type: str = "llada2_moe"
-    vocab_size: int = 157184
-    hidden_size: int = 2048
-    intermediate_size: int = 5120
-    num_hidden_layers: int = 20
-    num_attention_heads: int = 16
-    num_key_value_heads: int = 4
-    head_dim: int | None = None
-    partial_rotary_factor: float = 0.5
-    rotary_dim: int | None = None
-    rope_theta: float = 600000.0
-    rms_norm_eps: float = 1e-6
-    use_qk_norm: bool = True
-    use_qkv_bias: bool = False
-    use_bias: bool = False
-    tie_word_embeddings: bool = False
-    num_experts: int | None = 256
-    num_shared_experts: int = 1
-    num_experts_per_tok: int = 8
-    moe_intermediate_size: int = 512
-    n_group: int = 8
-    topk_group: int = 4
-    routed_scaling_factor: float = 2.5
-    first_k_dense_replace: int = 1
-    score_function: str = "sigmoid"
-    pad_token_id: int = DEFAULT_PAD_TOKEN_ID
-    mask_token_id: int = DEFAULT_MASK_TOKEN_ID
-    eos_token_ids: tuple[int, ...] = field(default_factory=tuple)
-
-    @classmethod
-    def from_dict(cls, config: dict) -> "ModelConfig":
-        known = {f.name for f in fields(cls)} - {"eos_token_ids"}
-        values = {k: v for k, v in config.items() if k in known and v is not None}
-        # transformers-5 style configs nest the rope values
-        rope = config.get("rope_parameters") or {}
-        for key in ("rope_theta", "partial_rotary_factor"):
-            if key not in values and rope.get(key) is not None:
-                values[key] = rope[key]
-        out = cls(**values)
-        if out.head_dim is None:
-            out.head_dim = out.hidden_size // out.num_attention_heads
-        if out.rotary_dim is None:
-            out.rotary_dim = int(out.head_dim * out.partial_rotary_factor)
-        eos = config.get("eos_token_id")
-        if eos is None:
-            eos = out.pad_token_id  # released configs have no eos: the pad token <|endoftext|> ends a reply
-        out.eos_token_ids = tuple(int(e) for e in (eos if isinstance(eos, (list, tuple)) else [eos]))
-        out._check()
-        return out
-
-    @property
-    def has_moe(self) -> bool:
-        return bool(self.num_experts)
-
-    def _check(self) -> None:
-        if self.score_function != "sigmoid":
-            raise CheckpointError(
-                f"llada2_moe router score_function {self.score_function!r} is not supported (only 'sigmoid')"
-            )
-        if self.has_moe and self.num_experts % self.n_group:
-            raise CheckpointError(
-                f"llada2_moe config: num_experts ({self.num_experts}) is not divisible by n_group ({self.n_group})"
-            )
+# The config has its own module; `ModelConfig` is part of this family module's interface (engine.loader).
+from .llada2_config import DEFAULT_BLOCK_LENGTH, DEFAULT_MASK_TOKEN_ID, DEFAULT_PAD_TOKEN_ID, ModelConfig  # noqa: F401
 
 
 class Attention(nn.Module):
@@ -302,6 +227,11 @@ class Network(nn.Module):
         return self.config.vocab_size
 
     @property
+    def context_length(self) -> int:
+        """Positions the model was trained to attend to (config.json max_position_embeddings)."""
+        return self.config.max_position_embeddings
+
+    @property
     def mask_token_id(self) -> int:
         return self.config.mask_token_id
 
@@ -313,11 +243,14 @@ class Network(nn.Module):
         return BlockCache(self.config.num_hidden_layers, block_length)
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None,
-                block_length: int = DEFAULT_BLOCK_LENGTH) -> PrefixCache:
+                block_length: int = DEFAULT_BLOCK_LENGTH, cancel=None, progress=None) -> PrefixCache:
         """Encode the whole blocks of a prompt block-causally and append them to the cache.
 
         A prompt that ends inside a block writes only its whole blocks: the rest belongs to the first block
-        that is denoised (it is fed to `denoise` with the masks), as in the official generate()."""
+        that is denoised (it is fed to `denoise` with the masks), as in the official generate(). Long prompts
+        go in passes of whole blocks (engine.models.chunking), so the mask is [chunk, keys]; `cancel` is
+        checked before each pass and raises `Cancelled`, leaving a partly written cache; `progress(done, total)`
+        is called after each pass but the last."""
         if cache is None:
             cache = self.make_cache(block_length)
         if isinstance(cache, BlockCache) and cache.block_length != block_length:
@@ -325,13 +258,19 @@ class Network(nn.Module):
         if cache.offset % block_length:
             raise ValueError(f"prefill continues a cache of whole {block_length}-token blocks only")
         length = input_ids.shape[1] - input_ids.shape[1] % block_length
-        input_ids = input_ids[:, :length]
-        chunk = block_length * max(1, _PREFILL_CHUNK_TOKENS // block_length)
-        for begin in range(0, length, chunk):
-            ids = input_ids[:, begin : begin + chunk]
+        begin = 0
+        while begin < length:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            size = chunking.chunk_tokens(self.config.num_attention_heads, cache.offset + chunking.MAX_CHUNK,
+                                         multiple=block_length)
+            ids = input_ids[:, begin : min(begin + size, length)]
             mask = None if ids.shape[1] == block_length else block_causal_mask(cache.offset, ids.shape[1], block_length)
             self.language_model.model(ids, cache, mask, commit=True)
             mx.eval(cache.arrays())
+            begin += ids.shape[1]
+            if progress is not None and begin < length:
+                progress(begin, length)
         return cache
 
     def denoise(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:

@@ -10,27 +10,31 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Sequence
 
-from textual import on
+from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Input, Static
 
-from engine.errors import InputError
+from engine.errors import EngineError, InputError
 from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
 from ..chat_session import ChatSession
 from ..frame_pacer import FRAME_INTERVAL_S
 from ..store import Conversation
-from ..widgets.attachments import AttachmentBar, inspect_attachment
+from ..widgets.attachments import AttachmentBar, AttachmentsChanged, inspect_attachment
 from ..widgets.canvas import TokenTexts
 from ..widgets.messages import AssistantMessage, UserMessage
 from ..widgets.prompt import IMAGE_COMMAND, PathSuggester, PromptInput
 from ..widgets.sampler_panel import SamplerPanel
 from ..widgets.status_bar import StatusBar
+from ..widgets.token_count import TokenCount
 from .dialogs import TextPromptScreen
+
+# Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
+COUNT_DEBOUNCE_S = 0.3
 
 WELCOME = (
     "Type a message and press Enter. The answer is denoised a block at a time: watch the canvas under it.\n"
@@ -58,6 +62,8 @@ class ChatScreen(Screen):
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
         self.shown_model: ModelInfo | None = None
+        self._count_timer = None
+        self._count_request = 0     # the newest count asked for; older results are dropped
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -66,7 +72,9 @@ class ChatScreen(Screen):
                 with VerticalScroll(id="transcript"):
                     yield Static(WELCOME, id="welcome", markup=False)
                 yield AttachmentBar(id="attachments")
-                yield PromptInput(id="prompt", placeholder="Message (Enter sends · /image PATH attaches an image)")
+                with Horizontal(id="prompt-row"):
+                    yield PromptInput(id="prompt", placeholder="Message (Enter sends · /image PATH attaches an image)")
+                    yield TokenCount(id="token-count")
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
         yield Footer()
@@ -106,6 +114,7 @@ class ChatScreen(Screen):
         await self.query_one(SamplerPanel).show_settings(model.family if model else None, settings, canvas_mode,
                                                          dict(model.setting_defaults) if model else {},
                                                          model.offered_settings if model else None)
+        self.recount()
         if model and not model.supports_images and self.attachments.attachments:
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
@@ -139,6 +148,7 @@ class ChatScreen(Screen):
 
     async def finish_answer(self, answer: AssistantMessage, status: str, note: str) -> None:
         answer.finish(status, note)
+        self.recount()
 
     async def show_conversation(self, conversation: Conversation | None) -> None:
         await self.transcript.remove_children()
@@ -158,6 +168,7 @@ class ChatScreen(Screen):
             self.prompt.set_history([m.content for m in conversation.messages if m.role == "user"])
             self.transcript.scroll_end(animate=False)
         self.prompt.focus()
+        self.recount()
 
     def set_live(self, live: bool) -> None:
         if live:
@@ -170,6 +181,7 @@ class ChatScreen(Screen):
 
     def show_thinking(self, on: bool) -> None:
         self.status_bar.set_thinking(on)
+        self.recount()
 
     def show_title(self, title: str) -> None:
         self.title = title
@@ -178,6 +190,49 @@ class ChatScreen(Screen):
         # Model output and file names are never markup.
         options.setdefault("markup", False)
         super().notify(message, severity=severity, **options)
+
+    # ---- the prompt's token count ----------------------------------------------------------------------
+
+    @property
+    def token_count(self) -> TokenCount:
+        return self.query_one(TokenCount)
+
+    @on(Input.Changed, "#prompt")
+    @on(AttachmentsChanged)
+    def recount(self) -> None:
+        """Count the next turn's prompt (history + what is typed + attachments) once typing pauses."""
+        if self._count_timer is not None:
+            self._count_timer.stop()
+        self._count_timer = self.set_timer(COUNT_DEBOUNCE_S, self._count_now)
+
+    def _count_now(self) -> None:
+        model = self.session.model
+        if model is None or model.count_tokens is None or not model.context_length:
+            self.token_count.show(None, None)
+            return
+        self._count_request += 1
+        messages = self.session.draft_messages(self.prompt.value, [a.path for a in self.attachments.attachments])
+        self._count_in_thread(model, messages, self.session.think, self._count_request)
+
+    @work(thread=True, exclusive=True, group="token-count")
+    def _count_in_thread(self, model: ModelInfo, messages: list[dict], think: bool, request: int) -> None:
+        """The tokenizer runs here, never on the UI thread (a pasted book takes seconds to tokenize)."""
+        try:
+            tokens = model.count_tokens(messages, think)
+        except EngineError:
+            tokens = None  # e.g. nothing typed yet in a new conversation: the template has no user turn
+        try:
+            self.app.call_from_thread(self._show_count, model, tokens, request)
+        except RuntimeError:
+            pass  # the app closed while counting
+
+    def _show_count(self, model: ModelInfo, tokens: int | None, request: int) -> None:
+        if request != self._count_request or model is not self.session.model:
+            return  # a newer count is on its way, or the model changed
+        if tokens is None and not self.prompt.value.strip() and not self.session.history:
+            tokens = 0
+        over = tokens is not None and self.session.context_verdict(model, tokens) is not None
+        self.token_count.show(tokens, model.context_length, over)
 
     # ---- keys and the prompt ----------------------------------------------------------------------------
 

@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from textual.containers import Horizontal
+from textual.message import Message
 from textual.content import Content
 from textual.widgets import Button
 
@@ -63,6 +64,10 @@ class AttachmentChip(Button):
         self.tooltip = f"Remove {attachment.name}"
 
 
+class AttachmentsChanged(Message):
+    """A chip was added or removed (the prompt's token count changes)."""
+
+
 class AttachmentBar(Horizontal):
     """The pending attachments; pressing a chip removes it."""
 
@@ -84,6 +89,7 @@ class AttachmentBar(Horizontal):
             return False
         self.mount(AttachmentChip(attachment))
         self.display = True
+        self.post_message(AttachmentsChanged())
         return True
 
     def clear(self) -> None:
@@ -96,3 +102,4 @@ class AttachmentBar(Horizontal):
             chip = event.button
             self.display = any(other is not chip for other in self.query(AttachmentChip))
             chip.remove()
+            self.post_message(AttachmentsChanged())

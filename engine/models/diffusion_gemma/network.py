@@ -8,13 +8,16 @@ from typing import Any
 
 import mlx.core as mx
 import mlx.nn as nn
+import numpy as np
 
 from ...errors import CheckpointError, InputError
 from ...images import ImageProcessor
+from .. import chunking
 from ..cache import PrefixCache
+from ..chunking import Cancelled
 from ..gemma4_vision import VISION_PREFIXES, VisionConfig, keep_vision_weight
 from .config import FULL, SLIDING, ModelConfig
-from .masks import encoder_mask, image_run_mask, sliding_key_start
+from .masks import chunk_end, encoder_mask, media_run_ids, run_block, sliding_key_start
 from .modules import Backbone, DecoderLayer
 
 _PER_EXPERT = re.compile(r"^(?P<prefix>.*\.experts)\.(?P<expert>\d+)\.(?P<proj>gate_proj|up_proj|down_proj)\.(?P<kind>\w+)$")
@@ -29,6 +32,7 @@ class Network(nn.Module):
         self.vocab_size = text.vocab_size
         self.hidden_size = text.hidden_size
         self.canvas_length = config.canvas_length
+        self.context_length = text.max_position_embeddings   # positions the model was trained to attend to
         self.embed_scale = math.sqrt(text.hidden_size)
         self.model = Backbone(config)
 
@@ -78,12 +82,15 @@ class Network(nn.Module):
     # -- encoder -----------------------------------------------------------------------------------
 
     def prefill(self, input_ids: mx.array, cache: PrefixCache | None = None, pixel_values=None,
-                token_type_ids: mx.array | None = None) -> PrefixCache:
+                token_type_ids: mx.array | None = None, cancel=None, progress=None) -> PrefixCache:
         """Encode a prompt (or the new part of one) into the prefix cache and return the cache.
 
         `pixel_values`: one [3, H, W] array per image whose soft tokens are in `input_ids`, in prompt
         order (images already in the cache are not passed again). `token_type_ids` [1, T] marks the soft
-        tokens with 1; each image's run of soft tokens attends bidirectionally within itself."""
+        tokens with 1; each image's run of soft tokens attends bidirectionally within itself.
+        A long prompt is encoded in passes (engine.models.chunking); `cancel` (anything with `is_set()`) is
+        checked before each pass and raises `Cancelled`, leaving a partly written cache; `progress(done, total)`
+        is called after each pass but the last."""
         cache = self.make_cache() if cache is None else cache
         # The public entry of a request's ids: checked here once, never again per step.
         input_ids = _checked_ids(input_ids, self.vocab_size)
@@ -91,18 +98,24 @@ class Network(nn.Module):
             token_type_ids = mx.array(token_type_ids).reshape(-1)
             if token_type_ids.size != input_ids.size:
                 raise InputError(f"token_type_ids has {token_type_ids.size} entries for {input_ids.size} tokens")
-        media_runs = None
+        run_ids = None
         if token_type_ids is not None and self.config.text_config.use_bidirectional_attention == "vision":
-            media_runs = image_run_mask(token_type_ids)
-        self._encode(self.prompt_embeddings(input_ids, pixel_values, token_type_ids), cache, media_runs)
+            run_ids = media_run_ids(np.array(token_type_ids))
+        embed = self._prompt_embedder(input_ids, pixel_values, token_type_ids)
+        self._encode(embed, input_ids.shape[1], cache, run_ids, cancel, progress)
         return cache
 
     def prompt_embeddings(self, input_ids: mx.array, pixel_values=None, token_type_ids: mx.array | None = None) -> mx.array:
         """Encoder input [1, T, H]: scaled token embeddings (placeholders as pad), with the image features,
         unscaled, in place of the image soft tokens (token type 1, or the image token id without types)."""
-        h = self._embed_prompt(_as_batch_row(input_ids))
+        input_ids = _as_batch_row(input_ids)
+        return self._prompt_embedder(input_ids, pixel_values, token_type_ids)(0, input_ids.shape[1])
+
+    def _prompt_embedder(self, input_ids: mx.array, pixel_values, token_type_ids):
+        """`embed(begin, end)`: `prompt_embeddings` of the prompt's tokens [begin, end), so an encoder pass
+        embeds only its own chunk (the image features are computed once, on the first pass that needs them)."""
         if pixel_values is None:
-            return h
+            return lambda begin, end: self._embed_prompt(input_ids[:, begin:end])
         if token_type_ids is not None:
             slots = mx.array(token_type_ids).reshape(-1) == 1
         else:
@@ -112,8 +125,13 @@ class Network(nn.Module):
         if features.shape[0] != wanted:
             raise InputError(f"the prompt has {wanted} image tokens but the images give {features.shape[0]}")
         # The i-th image slot takes the i-th feature row (features are concatenated in prompt order).
-        row = mx.maximum(mx.cumsum(slots.astype(mx.int32)) - 1, 0)
-        return mx.where(slots[None, :, None], features.astype(h.dtype)[row][None], h)
+        rows = mx.maximum(mx.cumsum(slots.astype(mx.int32)) - 1, 0)
+
+        def embed(begin: int, end: int) -> mx.array:
+            h = self._embed_prompt(input_ids[:, begin:end])
+            return mx.where(slots[begin:end][None, :, None], features.astype(h.dtype)[rows[begin:end]][None], h)
+
+        return embed
 
     def image_features(self, pixel_values) -> mx.array:
         """float32 [soft tokens, hidden] for one [3, H, W] image or a list of them (concatenated in order):
@@ -133,7 +151,8 @@ class Network(nn.Module):
         The block's ids are embedded as they are: the official implementation maps media placeholders to
         pad only where vision features replace them, and a generated `<|image|>` id has none (checked by
         the official argmax-proposal trace, whose block 1 contains one)."""
-        self._encode(self._embed(_as_batch_row(canvas_ids)), cache, None)
+        ids = _as_batch_row(canvas_ids)
+        self._encode(lambda begin, end: self._embed(ids[:, begin:end]), ids.shape[1], cache)
         return cache
 
     def _embed_prompt(self, input_ids: mx.array) -> mx.array:
@@ -143,7 +162,24 @@ class Network(nn.Module):
                 input_ids = mx.where(input_ids == media_id, self.config.text_config.pad_token_id, input_ids)
         return self._embed(input_ids)
 
-    def _encode(self, h: mx.array, cache: PrefixCache, media_runs: mx.array | None) -> None:
+    def _encode(self, embed, length: int, cache: PrefixCache, run_ids: np.ndarray | None = None,
+                cancel=None, progress=None) -> None:
+        """Encode `length` new tokens into the cache in passes: each pass embeds its chunk, runs every layer
+        against the cache written so far and stores its keys/values, so masks are [chunk, keys] and sliding
+        layers read only their window (never [T, T]). Equal to one pass up to float rounding."""
+        begin = 0
+        heads = self.config.text_config.num_attention_heads
+        while begin < length:
+            if cancel is not None and cancel.is_set():
+                raise Cancelled()
+            size = chunking.chunk_tokens(heads, cache.offset + chunking.MAX_CHUNK)
+            end = chunk_end(begin, length, size, run_ids)
+            self._encode_pass(embed(begin, end), cache, run_block(None if run_ids is None else run_ids[begin:end]))
+            begin = end
+            if progress is not None and begin < length:
+                progress(begin, length)
+
+    def _encode_pass(self, h: mx.array, cache: PrefixCache, media_runs: mx.array | None) -> None:
         offset, length = cache.offset, h.shape[1]
         window = self.config.text_config.sliding_window
         starts = {FULL: 0, SLIDING: sliding_key_start(offset, window)}
