@@ -77,7 +77,7 @@ def test_the_comparison_shows_only_settings_that_differ_and_what_each_run_cost()
     assert rows["finish"] == ["stop", "length", "complete"]
     # One scale for every revision: 16 is the tallest bar anywhere.
     assert rows["per step"][0] == "▅▁▁▁▁▁▃▃▃▃" and rows["per step"][1] == "██"
-    assert rows["answer"][1] == "a much longer answer that w…"
+    assert rows["answer"][1] == "a much longer answe…"
     same = compare([one, one], shown=1, defaults={})
     assert dict(same.rows)["settings"] == ["the same", "the same"]
 

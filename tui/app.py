@@ -59,6 +59,7 @@ class AppOptions:
     settings: Settings = field(default_factory=Settings)
     images: list[str] = field(default_factory=list)   # attached to the first message
     think: bool = False
+    system_prompt: str | None = None                  # of every new conversation of this run
 
 
 def run_app(options: AppOptions) -> int:
@@ -115,11 +116,13 @@ class DiffusionChatApp(App):
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
         self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
-                                   think=self.options.think or self.config.think)
+                                   think=self.options.think or self.config.think,
+                                   system_prompt=self.options.system_prompt)
         screen = ChatScreen(self.session)
         self.session.view = screen
         await self.push_screen(screen)
         screen.show_canvas_mode(self.config.canvas_mode)
+        screen.show_system_prompt(self.session.system_prompt)
         for path in self.options.images:
             screen.attach(path)
         ref = self.options.model or self.config.model
@@ -314,6 +317,22 @@ class DiffusionChatApp(App):
                             chat.action_toggle_thinking)
         yield SystemCommand("Attach image", "Attach an image file to the next message", chat.action_attach_image)
         yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)
+        yield SystemCommand("Copy code block", "Copy the next code block of the last (or focused) answer",
+                            chat.action_copy_code)
+        yield SystemCommand("Copy reasoning", "Copy the reasoning of the last (or focused) answer",
+                            chat.action_copy_reasoning)
+        yield SystemCommand("Regenerate answer", "Write the last answer again with the current settings (a revision)",
+                            chat.action_regenerate)
+        yield SystemCommand("Previous revision", "Show the previous revision of the last (or focused) answer",
+                            lambda: chat.action_switch_revision(-1))
+        yield SystemCommand("Next revision", "Show the next revision of the last (or focused) answer",
+                            lambda: chat.action_switch_revision(1))
+        yield SystemCommand("Compare revisions", "The answer's revisions side by side: settings, steps, time",
+                            chat.action_compare_revisions)
+        yield SystemCommand("Edit last message", "Edit your last message and resend it (a new branch)",
+                            chat.action_edit_last_message)
+        yield SystemCommand("System prompt", "Set or remove this conversation's system prompt",
+                            chat.action_system_prompt)
         for mode in CANVAS_MODES:
             yield SystemCommand(f"Canvas: show {mode}", f"Positions not yet accepted show the {mode}",
                                 lambda mode=mode: self.set_canvas_mode(mode))

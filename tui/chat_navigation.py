@@ -61,14 +61,22 @@ class ConversationState:
         self.view.focus_message(siblings[index])
 
     async def switch_revision(self, message_id: int, delta: int) -> None:
-        """Show the previous (-1) or next (+1) revision of an answer; the next turn continues from it."""
+        """Show the previous (-1) or next (+1) revision of an answer."""
+        try:
+            number = self.store.get_message(message_id).revision or 1
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return
+        await self.show_revision(message_id, number + delta)
+
+    async def show_revision(self, message_id: int, number: int) -> None:
+        """Show revision `number` of an answer; the next turn continues from it."""
         generation = self.generation
         if generation is not None and generation.revision_of == message_id:
             self.view.notify("This answer is being written again; wait for it or press Esc.", "warning")
             return
         try:
             place = place_of(self.store, self.store.get_message(message_id))
-            number = place.number + delta
             if not 1 <= number <= place.count:
                 self.view.notify(f"Revision {place.number} of {place.count}: there is no other one that way.")
                 return

@@ -79,6 +79,8 @@ def app_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="diffusion-chat", description=DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_flags(parser)
+    parser.add_argument("--system", "-s", metavar="TEXT",
+                        help="system prompt of new conversations (change it in the app with /system TEXT)")
     add_sampler_flags(parser)
     return parser
 
@@ -231,7 +233,8 @@ def run_app(argv: Sequence[str]) -> int:
         return fail_with(exc)
     from tui.app import AppOptions, run_app as start
 
-    return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think)) or 0
+    return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think,
+                            system_prompt=args.system)) or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

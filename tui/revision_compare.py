@@ -10,7 +10,7 @@ from .store import Revision
 
 BARS = "▁▂▃▄▅▆▇█"
 MISSING = "–"
-CURVE_WIDTH = 24
+CURVE_WIDTH = 20
 
 
 @dataclass(frozen=True)
@@ -81,6 +81,6 @@ def _prompt(stats: Mapping[str, Any]) -> str:
     return f"{stats['prompt_tokens']}" + (f" ({encoded} encoded)" if encoded is not None else "")
 
 
-def _start_of(text: str, length: int = 28) -> str:
+def _start_of(text: str, length: int = 20) -> str:
     line = " ".join(text.split())
     return line if len(line) <= length else line[: length - 1] + "…"
