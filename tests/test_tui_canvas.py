@@ -113,3 +113,31 @@ def test_control_characters_never_reach_the_terminal_raw():
     assert flowing(raw) == "a\u2408b\u241b[2Jc\nd\te\u2421\ufffd"
     assert one_line(raw) == "a\u2408b\u241b[2Jc↵↵d→e\u2421\ufffd"
     assert TokenTexts(lambda token: "\x08")(0) == ("\u2408", 1)
+
+
+async def test_block_sparklines_wrap_onto_more_lines_and_draw_equal_counts_as_full_bars():
+    import io
+
+    from rich.console import Console
+
+    from tui.widgets.block_steps import BlockSteps
+
+    blocks = [[2, 2, 2], [1, 5]] + [[3, 1, 0, 4]] * 12
+
+    class Blocks(Host):
+        def compose(self) -> ComposeResult:
+            yield BlockSteps(blocks)
+
+    app = Blocks()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        steps = app.query_one(BlockSteps)
+        assert steps.blocks == [tuple(b) for b in blocks] and steps.display
+        assert steps.size.height == len(steps._lay_out(steps.content_size.width)) > 1
+        console = Console(width=steps.content_size.width, record=True, file=io.StringIO())
+        console.print(steps.render())
+        lines = console.export_text().splitlines()
+        assert lines[0].startswith("1 ███   2 ▁█   3 ") and all(len(line) <= steps.content_size.width for line in lines)
+        assert "block 2: 2 steps, accepted per step 1 5" in steps.tooltip
+        steps.add(14, (1, 2))
+        assert steps.blocks[-1] == (1, 2)

@@ -346,7 +346,7 @@ class AssistantMessage(Vertical, can_focus=True):
         self.post_message(self.CopyRequested(code, f"code block {index + 1}/{len(shown)}"))
 
     def action_revision(self, delta: int) -> None:
-        if self.message_id is not None and self.finished:
+        if self.message_id is not None:  # (while it is written again, the session says why it must wait)
             self.post_message(self.RevisionRequested(self.message_id, delta))
 
     def action_copy(self, what: str) -> None:

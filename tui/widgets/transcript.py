@@ -108,7 +108,6 @@ class Transcript(VerticalScroll):
         if text and shown:
             shown.first().update(text)
         elif text:
-            self.query("#welcome").remove()
             self.mount(SystemPromptView(text), before=0 if self.children else None)
         else:
             shown.remove()
