@@ -6,12 +6,14 @@
    `slowdown_percent` (target: under 2 %) and the UI thread's CPU time per step.
 2. Keystroke-to-screen latency while denoising: keys typed into the prompt during a generation; the
    time from posting the key until the terminal output that shows it is written (target: under 50 ms).
+3. A long paste into the prompt (`--paste-kb`, 200 by default): the time until it is on screen, and the
+   latency of the next key typed after it.
 
 The app runs in-process on a driver that renders exactly as in a terminal but discards the bytes, with
 throwaway data/config folders. By default the checkpoint is a random DiffusionGemma written to a temp
 folder, sized so one denoising step takes tens of milliseconds on a laptop CPU; `--model` uses another.
 
-Usage: python bench/bench_ui.py [--model PATH] [--steps 48] [--blocks 2] [--reps 3] [--keys 20]
+Usage: python bench/bench_ui.py [--model PATH] [--steps 48] [--blocks 2] [--reps 3] [--keys 20] [--paste-kb 200]
 """
 
 from __future__ import annotations
@@ -119,8 +121,7 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
         latencies = []
         while session.generation is not None and session.generation.last_frame is None:
             await asyncio.sleep(0.005)
-        # A terminal write that moves the cursor to the prompt's line redraws the prompt.
-        prompt_line = f"\x1b[{chat.prompt.content_region.y + 1};"
+        prompt_lines = _prompt_lines(chat.prompt)
         chat.prompt.cursor_blink = False  # a blinking cursor would redraw that line by itself
         for _ in range(type_keys):
             if session.generation is None:
@@ -130,11 +131,7 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
             typed = len(chat.prompt.value)
             sent = time.perf_counter()
             app.post_message(events.Key(KEY, KEY))  # as the terminal driver delivers a key
-            while not any(prompt_line in data for _, data in RecordingDriver.writes):
-                if time.perf_counter() - sent > 10:
-                    raise RuntimeError("the typed key never reached the screen")
-                await asyncio.sleep(0.0005)
-            shown = next(t for t, data in RecordingDriver.writes if prompt_line in data)
+            shown = await _written(prompt_lines, sent, "the typed key")
             assert len(chat.prompt.value) == typed + 1
             latencies.append((shown - sent) * 1000)
         while not finished:
@@ -146,11 +143,56 @@ async def app_generation(app, settings: engine.Settings, type_keys: int = 0) -> 
     return finished[0], latencies, ui_cpu
 
 
+def _prompt_lines(prompt) -> tuple[str, ...]:
+    """The cursor moves of terminal writes that redraw the prompt (any of its lines)."""
+    region = prompt.content_region
+    return tuple(f"\x1b[{y + 1};" for y in range(region.y, region.bottom))
+
+
+async def _written(lines: tuple[str, ...], since: float, what: str) -> float:
+    """When a terminal write after `since` first redrew one of `lines`."""
+    while True:
+        shown = next((t for t, data in RecordingDriver.writes if t >= since and any(line in data for line in lines)),
+                     None)
+        if shown is not None:
+            return shown
+        if time.perf_counter() - since > 30:
+            raise RuntimeError(f"{what} never reached the screen")
+        await asyncio.sleep(0.0005)
+
+
+async def paste_timing(app, kilobytes: int) -> dict:
+    """A long paste into the idle prompt: until it is drawn, then the next key's latency."""
+    prompt = app.chat.prompt
+    line = "word " * 40 + "\n"
+    text = line * max(kilobytes * 1024 // len(line), 1)
+    prompt.focus()
+    prompt.value = ""
+    prompt.cursor_blink = False
+    await asyncio.sleep(0.2)
+    RecordingDriver.writes.clear()
+    sent = time.perf_counter()
+    app.post_message(events.Paste(text))  # as the terminal driver delivers a paste
+    while len(prompt.value) != len(text):
+        await asyncio.sleep(0.0005)
+    landed = time.perf_counter()
+    shown = await _written(_prompt_lines(prompt), landed, "the paste")
+    await asyncio.sleep(0.2)
+    RecordingDriver.writes.clear()
+    typed = time.perf_counter()
+    app.post_message(events.Key(KEY, KEY))
+    key_shown = await _written(_prompt_lines(prompt), typed, "the key after the paste")
+    assert prompt.value.endswith(KEY)
+    prompt.value = ""
+    return {"kilobytes": round(len(text) / 1024, 1), "shown_ms": round((shown - sent) * 1000, 1),
+            "next_key_ms": round((key_shown - typed) * 1000, 2)}
+
+
 def ms_per_step(stats) -> float:
     return 1000 * stats.denoise_s / sum(stats.steps_per_block)
 
 
-async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int) -> dict:
+async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int, paste_kb: int) -> dict:
     from tui.app import AppOptions, DiffusionChatApp
 
     headless = Headless(model_path)
@@ -176,6 +218,7 @@ async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int
             latencies += typed
             if len(latencies) >= keys:
                 break
+        paste = await paste_timing(app, paste_kb)
     headless.worker.close()
     headless_median, app_median = statistics.median(headless_ms), statistics.median(app_ms)
     return {
@@ -197,6 +240,7 @@ async def measure(model_path: str, steps: int, blocks: int, reps: int, keys: int
             "target": 50,
         },
         "latency_run_ms_per_step": round(ms_per_step(stats), 2),
+        "paste": paste,
     }
 
 
@@ -207,6 +251,7 @@ def main() -> None:
     parser.add_argument("--blocks", type=int, default=2)
     parser.add_argument("--reps", type=int, default=3, help="alternating headless/app runs")
     parser.add_argument("--keys", type=int, default=20, help="keys typed during the latency run")
+    parser.add_argument("--paste-kb", type=int, default=200, help="size of the text pasted into the prompt")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as state:
         os.environ["DIFFUSION_CHAT_DATA_DIR"] = str(Path(state) / "data")
@@ -216,7 +261,7 @@ def main() -> None:
             from random_checkpoint import write_random_dg_checkpoint
 
             model = str(write_random_dg_checkpoint(Path(state) / "model", canvas_length=64, **SMALL_SIZE))
-        result = asyncio.run(measure(model, args.steps, args.blocks, args.reps, args.keys))
+        result = asyncio.run(measure(model, args.steps, args.blocks, args.reps, args.keys, args.paste_kb))
         if args.model is None:
             result["model"] = "random small DiffusionGemma (hidden 256, 4 layers, 8 experts, vocab 4096, canvas 64)"
     import mlx.core as mx

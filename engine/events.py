@@ -78,7 +78,8 @@ class Step:
 @dataclass(frozen=True)
 class BlockCommitted:
     """A finished block: `token_ids` are what was emitted (cut at EOS / max_tokens); `committed` is the whole
-    final block as the model decided it (for tests and replays)."""
+    final block as the model decided it (for tests and replays). `accepted_per_step` is each of its steps'
+    `Step.newly_accepted`, in order: a front end that only samples the newest frame still gets every step."""
 
     block: int
     token_ids: tuple[int, ...]
@@ -87,6 +88,7 @@ class BlockCommitted:
     reasoning_delta: str
     steps: int
     stop_reason: StopReason
+    accepted_per_step: tuple[int, ...] = ()
 
 
 @dataclass(frozen=True)

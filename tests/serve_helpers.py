@@ -83,7 +83,7 @@ class Script:
     def worker(self, notify) -> EngineWorker:
         return EngineWorker(notify, load=lambda ref, progress=None, cancel=None: ScriptedModel(), generate=self)
 
-    def __call__(self, model, messages, settings, think, cancel, session):
+    def __call__(self, model, messages, settings, think, cancel, session, progress=None):
         self.calls.append({"messages": messages, "settings": settings, "think": think})
         yield Started(prompt_tokens=5, encoded_tokens=5, prefill_s=0.001, block_length=8)
         content = reasoning = ""

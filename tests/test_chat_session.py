@@ -2,103 +2,11 @@
 
 from __future__ import annotations
 
-import numpy as np
-import pytest
-
-from engine.events import (
-    BlockCommitted,
-    Finished,
-    Frame,
-    GenerationFailed,
-    GenerationUpdate,
-    ModelInfo,
-    Started,
-    Stats,
-    Step,
-)
+from engine.events import BlockCommitted, Finished, Frame, GenerationFailed, GenerationUpdate, Started
 from engine.settings import Settings
-from tui.chat_session import ChatSession
 from tui.frame_pacer import MAX_FRAME_INTERVAL_S, STATUS_INTERVAL_S, UI_CPU_BUDGET, FramePacer
-from tui.store import ConversationStore
 
-MODEL = ModelInfo(name="tiny", family="diffusion_gemma", label="DiffusionGemma", supports_images=False,
-                  setting_defaults={"max_tokens": 64})
-
-
-class FakeView:
-    def __init__(self):
-        self.calls: list[tuple] = []
-        self.live = False
-
-    def __getattr__(self, name):  # every ChatView method records its call
-        def record(*args):
-            self.calls.append((name, *args))
-        return record
-
-    async def show_turn(self, text, labels):
-        self.calls.append(("show_turn", text, tuple(labels)))
-        return f"answer-{len([c for c in self.calls if c[0] == 'show_turn'])}"
-
-    async def add_text(self, answer, content, reasoning):
-        self.calls.append(("add_text", answer, content, reasoning))
-
-    async def finish_answer(self, answer, status, note):
-        self.calls.append(("finish_answer", answer, status, note))
-
-    async def show_conversation(self, conversation):
-        self.calls.append(("show_conversation", conversation.id if conversation else None))
-
-    def set_live(self, live):
-        self.live = live
-
-    def named(self, name):
-        return [call[1:] for call in self.calls if call[0] == name]
-
-
-class FakeBackend:
-    def __init__(self):
-        self.requests, self.cancelled, self.forgotten = [], [], []
-        self.latest_frame = None
-
-    def generate(self, request):
-        self.requests.append(request)
-        return len(self.requests)
-
-    def cancel(self, job):
-        self.cancelled.append(job)
-
-    def forget(self, conversation):
-        self.forgotten.append(conversation)
-
-
-class Clock:
-    def __init__(self):
-        self.now = 100.0
-
-    def __call__(self):
-        return self.now
-
-
-def step(block: int, index: int, length: int = 8) -> Step:
-    return Step(block=block, step=index, max_steps=8, canvas=np.zeros(length, np.int32),
-                candidates=np.zeros(length, np.int32), accepted=np.arange(length) <= index, newly_accepted=1,
-                scores=np.zeros(length, np.float32), score_kind="entropy", temperature=None, noise_is_mask=False)
-
-
-def stats(blocks: int = 1) -> Stats:
-    return Stats(steps_per_block=(4,) * blocks, prompt_tokens=3, generated_tokens=5, work_tokens=32, prefill_s=0.1,
-                 denoise_s=0.2, total_s=0.5, peak_memory_bytes=0)
-
-
-@pytest.fixture
-def parts():
-    store = ConversationStore(":memory:")
-    view, backend, wall, cpu = FakeView(), FakeBackend(), Clock(), Clock()
-    session = ChatSession(store, backend, view, lambda family: Settings(temp=0.5), clock=wall, cpu_clock=cpu)
-    session.model = MODEL
-    yield session, store, view, backend, wall, cpu
-    store.close()
-
+from session_helpers import MODEL, parts, stats, step  # noqa: F401  (parts is a fixture)
 
 async def test_refusals_are_one_notice_and_send_nothing(parts):
     session, store, view, backend, *_ = parts

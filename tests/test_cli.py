@@ -93,3 +93,13 @@ def test_unparseable_flags_are_one_line_too(capsys, args):
     err = capsys.readouterr().err
     assert exit_info.value.code == 2
     assert err.count("\n") == 1 and "error:" in err and "usage:" not in err
+
+
+def test_the_app_takes_a_system_prompt_for_new_conversations(monkeypatch):
+    import tui.app
+
+    started = []
+    monkeypatch.setattr(tui.app, "run_app", lambda options: started.append(options) or 0)
+    assert main(["--model", DG, "--system", "Be brief.", "--temp", "0.5"]) == 0
+    assert started[0].system_prompt == "Be brief." and started[0].settings.temp == 0.5
+    assert main(["--model", DG]) == 0 and started[1].system_prompt is None

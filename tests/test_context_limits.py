@@ -142,7 +142,7 @@ def test_the_worker_reports_the_engine_s_refusal_and_keeps_serving(tmp_path):
 
 
 async def test_the_session_refuses_a_turn_that_cannot_fit_before_saving_or_sending():
-    from test_chat_session import FakeBackend, FakeView
+    from session_helpers import FakeBackend, FakeView
     from tui.chat_session import ChatSession
     from tui.store import ConversationStore
 

@@ -130,6 +130,7 @@ def test_event_stream_shape_and_last_frame_is_the_committed_block(model):
         steps = [e for e in events if isinstance(e, Step) and e.block == block.block]
         assert [s.step for s in steps] == list(range(block.steps))
         assert steps[-1].canvas.tolist() == list(block.committed) and steps[-1].accepted.all()
+        assert list(block.accepted_per_step) == [s.newly_accepted for s in steps]
         assert all(s.score_kind == "entropy" and s.scores.shape == s.canvas.shape for s in steps)
     # Only committed text is ever reported, and with the held-back tail it adds up to the final answer; every
     # BlockCommitted is a real block (no pseudo-blocks).

@@ -273,6 +273,9 @@ def test_event_stream_shape(model):
     for step in _steps(events):
         per_block[step.block] = per_block.get(step.block, 0) + step.newly_accepted
     assert per_block == {0: 14, 1: 32}  # every masked position of each block, once
+    # Each BlockCommitted carries its steps' accepted counts, so a UI sampling frames still gets them all.
+    for block in blocks:
+        assert list(block.accepted_per_step) == [s.newly_accepted for s in _steps(events) if s.block == block.block]
     assert sum(len(b.token_ids) for b in blocks) == 40 == finished.stats.generated_tokens
     assert finished.content == "".join(b.content_delta for b in blocks) + finished.content_tail
     assert finished.content == model.tokenizer.decode(finished.token_ids).strip()
@@ -368,6 +371,9 @@ def test_cancel_keeps_committed_blocks(model):
     assert finished.finish_reason == "cancelled"
     assert list(finished.token_ids) == meta["generated_ids"][:14]  # block 0's generated part only
     assert not [s for s in _steps(events) if s.block == 1 and s.step > 2]
+    cancelled = [e for e in events if isinstance(e, BlockCommitted)][-1]
+    assert cancelled.stop_reason == "cancelled"
+    assert list(cancelled.accepted_per_step) == [s.newly_accepted for s in _steps(events) if s.block == 1]
 
 
 def test_session_reuses_whole_cached_blocks(model):

@@ -203,7 +203,7 @@ def test_a_long_prompt_reports_each_encoder_pass_before_started(name, total, sma
 
 async def test_the_chat_shows_how_far_a_long_prompt_was_read():
     from engine.events import GenerationUpdate, Prefilling
-    from test_chat_session import MODEL, FakeBackend, FakeView
+    from session_helpers import MODEL, FakeBackend, FakeView
     from tui.chat_session import ChatSession
     from tui.store import ConversationStore
 

@@ -21,6 +21,7 @@ from tui.widgets.canvas import DenoisingCanvas
 from tui.widgets.messages import AssistantMessage, UserMessage
 from tui.widgets.printable import flowing
 from tui.widgets.sampler_panel import SamplerPanel
+from tui.widgets.thumbnail import Thumbnail
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     CHECKPOINTS,
@@ -253,7 +254,10 @@ async def test_a_vision_checkpoint_takes_the_attached_image(app_env, tmp_path, m
         await send(pilot, "what is this?")
         await wait_for_answer(pilot)
         assert not chat.attachments.attachments  # sent with the message
-        assert "cat.png" in str(chat.query_one(UserMessage).query_one(".user-images").render())
+        # The sent message shows the image: a thumbnail (decoded off the UI thread) and its name.
+        user = chat.query_one(UserMessage)
+        assert "cat.png" in str(user.query_one(".user-image-label").render())
+        await wait_for(pilot, lambda: user.query_one(Thumbnail).loaded, "the message's thumbnail")
         stored = app.store.get(app.session.conversation_id).messages[0]
         assert stored.images == (str(picture.resolve()),)
         # The image's soft tokens (about 65 for this processor) are in the prompt.
@@ -386,7 +390,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         assert [m.content for m in app.chat.query(UserMessage)] == ["remember the zebra"]
         assert app.chat.query_one(AssistantMessage).content == first_answer
         assert app.session.history[0] == {"role": "user", "content": "remember the zebra"}
-        assert app.chat.prompt.history == ["remember the zebra"]
+        assert app.chat.prompt.prompts == ["remember the zebra"]
         # Rename and export the open conversation from the command palette actions.
         app.action_rename_conversation()
         await pilot.pause()

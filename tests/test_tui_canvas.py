@@ -31,7 +31,7 @@ def make_step(noise_is_mask: bool, prompt_positions: int = 0) -> Step:
 
 def texts_and_styles(canvas: DenoisingCanvas) -> tuple[list[str], list[tuple[str, bool, bool]]]:
     lines = [strip.text for strip in canvas._lines]
-    segments = [(s.text, bool(s.style.bold), bool(s.style.dim)) for strip in canvas._lines[1:] for s in strip]
+    segments = [(s.text, bool(s.style.bold), bool(s.style.dim)) for strip in canvas._lines[2:] for s in strip]
     return lines, segments
 
 
@@ -45,20 +45,24 @@ async def test_accepted_positions_show_the_canvas_and_pending_ones_the_chosen_vi
         await pilot.pause()
         lines, segments = texts_and_styles(canvas)
         assert lines[0] == "block 2/3 · step 3/8 · accepted 2/4 (+1) · showing candidates"
-        assert lines[1:] == ["<10><21><12><23>"]
+        # The legend: the colour scale in the canvas's own styles, and what brightness means.
+        assert lines[1] == "certain ████████ unsure (by entropy) · bright accepted, dim undecided"
+        scale = [s.style.color for s in canvas._lines[1] if s.text == "█"]
+        assert len(set(scale)) == LEVELS and scale[0] == canvas._palette()[0][0].color
+        assert lines[2:] == ["<10><21><12><23>"]
         # Accepted: bold; pending: dim.
         assert [(bold, dim) for _, bold, dim in segments] == [(True, False), (False, True)] * 2
         canvas.show(make_step(noise_is_mask=False), texts, "noise", total_blocks=3)
-        assert texts_and_styles(canvas)[0][1:] == ["<10><11><12><13>"]
+        assert texts_and_styles(canvas)[0][2:] == ["<10><11><12><13>"]
         canvas.show(make_step(noise_is_mask=True), texts, "noise", total_blocks=None)
         lines, _ = texts_and_styles(canvas)
         assert lines[0].startswith("block 2 · step 3/8")
-        assert lines[1:] == [f"<10>{MASK_GLYPH}<12>{MASK_GLYPH}"]
+        assert lines[2:] == [f"<10>{MASK_GLYPH}<12>{MASK_GLYPH}"]
         # Each id is decoded once, however often it is drawn.
         assert sorted(decoded) == [10, 11, 12, 13, 21, 23]
         # Prompt positions at the start of a block (LLaDA-2) are not part of the canvas.
         canvas.show(make_step(noise_is_mask=True, prompt_positions=2), texts, "candidates", total_blocks=None)
-        assert texts_and_styles(canvas)[0][1:] == ["<12><23>"]
+        assert texts_and_styles(canvas)[0][2:] == ["<12><23>"]
         canvas.clear()
         assert canvas.display and canvas._lines == []  # keeps its place for the next block
         canvas.hide()
@@ -76,7 +80,7 @@ async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
         canvas = app.query_one(DenoisingCanvas)
         canvas.show(step, texts, "candidates", None)
         await pilot.pause()
-        body = [strip.text for strip in canvas._lines[1:]]
+        body = [strip.text for strip in canvas._lines[2:]]
         assert all(len(line) <= canvas._width() for line in body) and len(body) > 1
         # Newlines are drawn as visible marks, and nothing is lost in the wrapping.
         assert "".join(body) == "".join(texts(i)[0] for i in range(length)) and "\n" not in "".join(body)
@@ -93,7 +97,7 @@ async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
         canvas.hide()
         canvas.show(short, texts, "candidates", None)
         await pilot.pause()
-        assert canvas.size.height == 2
+        assert canvas.size.height == 3  # header, legend, one line of tokens
 
 
 def test_uncertainty_levels_go_from_certain_to_unsure():
@@ -109,3 +113,31 @@ def test_control_characters_never_reach_the_terminal_raw():
     assert flowing(raw) == "a\u2408b\u241b[2Jc\nd\te\u2421\ufffd"
     assert one_line(raw) == "a\u2408b\u241b[2Jc↵↵d→e\u2421\ufffd"
     assert TokenTexts(lambda token: "\x08")(0) == ("\u2408", 1)
+
+
+async def test_block_sparklines_wrap_onto_more_lines_and_draw_equal_counts_as_full_bars():
+    import io
+
+    from rich.console import Console
+
+    from tui.widgets.block_steps import BlockSteps
+
+    blocks = [[2, 2, 2], [1, 5]] + [[3, 1, 0, 4]] * 12
+
+    class Blocks(Host):
+        def compose(self) -> ComposeResult:
+            yield BlockSteps(blocks)
+
+    app = Blocks()
+    async with app.run_test(size=(40, 10)) as pilot:
+        await pilot.pause()
+        steps = app.query_one(BlockSteps)
+        assert steps.blocks == [tuple(b) for b in blocks] and steps.display
+        assert steps.size.height == len(steps._lay_out(steps.content_size.width)) > 1
+        console = Console(width=steps.content_size.width, record=True, file=io.StringIO())
+        console.print(steps.render())
+        lines = console.export_text().splitlines()
+        assert lines[0].startswith("1 ███   2 ▁█   3 ") and all(len(line) <= steps.content_size.width for line in lines)
+        assert "block 2: 2 steps, accepted per step 1 5" in steps.tooltip
+        steps.add(14, (1, 2))
+        assert steps.blocks[-1] == (1, 2)

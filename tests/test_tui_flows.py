@@ -3,22 +3,21 @@
 from __future__ import annotations
 
 import json
-import threading
-
-import numpy as np
 
 from textual.widgets import Input, OptionList
 
-from engine.events import BlockCommitted, Finished, Started, Stats, Step
 from engine.worker import EngineWorker
 from tui.screens.model_picker import DEMO_CHECKPOINT, ModelPickerScreen, cached_checkpoints
 from tui.widgets.messages import AssistantMessage
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     CHECKPOINTS,
+    ScriptedAnswer,
     app_env,
     make_app,
     notices,
+    scripted_block,
+    scripted_worker,
     send,
     wait_for,
     wait_for_answer,
@@ -28,58 +27,11 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
 SIZE = (110, 40)
 
 
-def _step(block: int, step: int) -> Step:
-    length = 8
-    return Step(block=block, step=step, max_steps=4, canvas=np.full(length, 5, np.int32),
-                candidates=np.full(length, 6, np.int32), accepted=np.arange(length) < 2 * (step + 1),
-                newly_accepted=2, scores=np.linspace(0, 3, length).astype(np.float32), score_kind="entropy",
-                temperature=1.0, noise_is_mask=False)
-
-
-def _block(block: int, content: str = "", reasoning: str = "") -> BlockCommitted:
-    return BlockCommitted(block=block, token_ids=(7,) * 8, committed=(7,) * 8, content_delta=content,
-                          reasoning_delta=reasoning, steps=4, stop_reason="max_denoising_steps")
-
-
-class ScriptedAnswer:
-    """A `generate` that writes reasoning, then an answer, one block per `advance()` from the test."""
-
-    def __init__(self, blocks: list[BlockCommitted], fail_first: Exception | None = None):
-        self.blocks = blocks
-        self.fail_first = fail_first
-        self.gate = threading.Semaphore(0)
-        self.calls = []
-
-    def advance(self) -> None:
-        self.gate.release()
-
-    def __call__(self, model, messages, settings, think, cancel, session, progress=None):
-        self.calls.append(messages)
-        if self.fail_first is not None and len(self.calls) == 1:
-            raise self.fail_first
-        yield Started(prompt_tokens=5, encoded_tokens=5, prefill_s=0.0, block_length=8)
-        for block in self.blocks:
-            for step in range(4):
-                yield _step(block.block, step)
-            self.gate.acquire(timeout=30)
-            yield block
-        content = "".join(b.content_delta for b in self.blocks)
-        reasoning = "".join(b.reasoning_delta for b in self.blocks)
-        stats = Stats(steps_per_block=(4,) * len(self.blocks), prompt_tokens=5, generated_tokens=8 * len(self.blocks),
-                      work_tokens=32, prefill_s=0.0, denoise_s=0.01, total_s=0.02, peak_memory_bytes=0)
-        yield Finished("stop", (7,) * 8 * len(self.blocks), content, reasoning, stats)
-
-
-def scripted_worker(script: ScriptedAnswer):
-    # The real loader (the tokenizer of the tiny checkpoint draws the canvas), a scripted answer.
-    return lambda notify: EngineWorker(notify, generate=script)
-
-
 async def test_thinking_pane_is_open_while_reasoning_streams_and_collapses_when_the_answer_starts(app_env):
     script = ScriptedAnswer([
-        _block(0, reasoning="First, consider the question. "),
-        _block(1, reasoning="Then answer briefly."),
-        _block(2, content="The **answer**."),
+        scripted_block(0, reasoning="First, consider the question. "),
+        scripted_block(1, reasoning="Then answer briefly."),
+        scripted_block(2, content="The **answer**."),
     ])
     app = make_app("dg_text", think=True, make_worker=scripted_worker(script))
     async with app.run_test(size=SIZE) as pilot:
@@ -105,7 +57,7 @@ async def test_thinking_pane_is_open_while_reasoning_streams_and_collapses_when_
 
 
 async def test_a_failed_answer_is_shown_in_the_transcript_and_the_app_keeps_going(app_env):
-    script = ScriptedAnswer([_block(0, content="fine")], fail_first=RuntimeError("something broke\ndetails"))
+    script = ScriptedAnswer([scripted_block(0, content="fine")], fail_first=RuntimeError("something broke\ndetails"))
     app = make_app("dg_text", make_worker=scripted_worker(script))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)

@@ -47,3 +47,62 @@ def test_model_picker(app_env, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app(None), terminal_size=SIZE, run_before=scanned)
+
+
+def _seed_revisions(store_path) -> int:
+    """A conversation whose answer has three revisions made with other settings (fixed numbers, no clock)."""
+    from tui.store import ConversationStore
+
+    with ConversationStore(store_path, clock=lambda: 1_700_000_000.0) as store:
+        conversation = store.create("Tuning the sampler", "dg_text")
+        store.add_message(conversation.id, "user", "Name three colours.")
+        runs = [
+            ({"temp": 1.0, "max_denoising_steps": 48}, [[9, 6, 4, 3, 2, 2, 1, 1, 1, 0, 0, 0, 0, 0, 0, 3]],
+             "Red, green and blue.", 1.84),
+            ({"temp": 0.6, "max_denoising_steps": 48}, [[14, 10, 6, 2]], "Red, blue, yellow.", 0.52),
+            ({"temp": 0.6, "max_denoising_steps": 8}, [[16, 10, 4, 2]], "Red. Green. Blue.", 0.47),
+        ]
+        message = None
+        for number, (settings, accepted, text, seconds) in enumerate(runs):
+            stats = {"finish_reason": "stop", "generated_tokens": 5, "total_s": seconds,
+                     "tokens_per_s": round(5 / seconds, 3), "steps_per_block": [len(block) for block in accepted],
+                     "accepted_per_step": accepted, "prompt_tokens": 18, "encoded_tokens": 18 if number == 0 else 1}
+            if message is None:
+                message = store.add_message(conversation.id, "assistant", text, stats=stats, settings=settings)
+            else:
+                store.add_revision(message.id, text, stats=stats, settings=settings)
+        return conversation.id
+
+
+def test_compare_revisions(app_env, snap_compare):
+    from tui.store import default_db_path
+
+    conversation = _seed_revisions(default_db_path())
+
+    async def compared(pilot) -> None:
+        await _model_loaded(pilot)
+        await pilot.app.session.open(conversation)
+        await pilot.press("ctrl+k")
+        await pilot.pause()
+
+    assert snap_compare(make_app("dg_text"), terminal_size=SIZE, run_before=compared)
+
+
+def test_attachment_chip_with_a_thumbnail(app_env, snap_compare):
+    from PIL import Image
+
+    # A BMP: its size in bytes (shown on the chip) does not depend on an encoder's choices.
+    picture = app_env / "gradient.bmp"
+    pixels = [(6 * x, 160, 255 - 6 * y) for y in range(40) for x in range(40)]
+    image = Image.new("RGB", (40, 40))
+    image.putdata(pixels)
+    image.save(picture)
+
+    async def attached(pilot) -> None:
+        await _model_loaded(pilot)
+        chat = pilot.app.chat
+        chat.attach(str(picture))
+        await wait_for(pilot, lambda: any(t.loaded for t in chat.query("Thumbnail")), "the thumbnail")
+        await pilot.pause()
+
+    assert snap_compare(make_app("dg_vision"), terminal_size=SIZE, run_before=attached)

@@ -2,12 +2,16 @@
 
 from __future__ import annotations
 
+import threading
 import time
 from pathlib import Path
 
+import numpy as np
 import pytest
 
+from engine.events import BlockCommitted, Finished, Started, Stats, Step
 from engine.settings import Settings
+from engine.worker import EngineWorker
 from tui.app import AppOptions, DiffusionChatApp
 
 CHECKPOINTS = Path(__file__).parent / "fixtures" / "checkpoints"
@@ -81,3 +85,54 @@ async def wait_for_answer(pilot) -> None:
 
 def notices(app) -> list[str]:
     return [str(n.message) for n in app._notifications]
+
+
+# ---- scripted answers: a `generate` the test drives block by block ------------------------------------
+
+
+def scripted_step(block: int, step: int) -> Step:
+    length = 8
+    return Step(block=block, step=step, max_steps=4, canvas=np.full(length, 5, np.int32),
+                candidates=np.full(length, 6, np.int32), accepted=np.arange(length) < 2 * (step + 1),
+                newly_accepted=2, scores=np.linspace(0, 3, length).astype(np.float32), score_kind="entropy",
+                temperature=1.0, noise_is_mask=False)
+
+
+def scripted_block(block: int, content: str = "", reasoning: str = "") -> BlockCommitted:
+    return BlockCommitted(block=block, token_ids=(7,) * 8, committed=(7,) * 8, content_delta=content,
+                          reasoning_delta=reasoning, steps=4, stop_reason="max_denoising_steps",
+                          accepted_per_step=(2, 2, 2, 2))
+
+
+class ScriptedAnswer:
+    """A `generate` that writes reasoning, then an answer, one block per `advance()` from the test."""
+
+    def __init__(self, blocks: list[BlockCommitted], fail_first: Exception | None = None):
+        self.blocks = blocks
+        self.fail_first = fail_first
+        self.gate = threading.Semaphore(0)
+        self.calls = []
+
+    def advance(self) -> None:
+        self.gate.release()
+
+    def __call__(self, model, messages, settings, think, cancel, session, progress=None):
+        self.calls.append(messages)
+        if self.fail_first is not None and len(self.calls) == 1:
+            raise self.fail_first
+        yield Started(prompt_tokens=5, encoded_tokens=5, prefill_s=0.0, block_length=8)
+        for block in self.blocks:
+            for step in range(4):
+                yield scripted_step(block.block, step)
+            self.gate.acquire(timeout=30)
+            yield block
+        content = "".join(b.content_delta for b in self.blocks)
+        reasoning = "".join(b.reasoning_delta for b in self.blocks)
+        stats = Stats(steps_per_block=(4,) * len(self.blocks), prompt_tokens=5, generated_tokens=8 * len(self.blocks),
+                      work_tokens=32, prefill_s=0.0, denoise_s=0.01, total_s=0.02, peak_memory_bytes=0)
+        yield Finished("stop", (7,) * 8 * len(self.blocks), content, reasoning, stats)
+
+
+def scripted_worker(script: ScriptedAnswer):
+    # The real loader (the tokenizer of the tiny checkpoint draws the canvas), a scripted answer.
+    return lambda notify: EngineWorker(notify, generate=script)

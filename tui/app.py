@@ -31,10 +31,11 @@ from engine.events import (
 )
 from engine.settings import Settings
 from engine.worker import EngineWorker
-from themes import DEFAULT_THEME, THEME_NAMES, canvas_variable_defaults
+from themes import DEFAULT_THEME, canvas_variable_defaults
 from themes.textual_themes import load_themes
 
 from .chat_session import ChatSession
+from .commands import app_commands
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
 from .screens.conversations import (
@@ -47,7 +48,6 @@ from .screens.help import HelpScreen
 from .screens.model_picker import ModelPickerScreen
 from .remote import RemoteBackend
 from .store import ConversationStore, StoreError, default_db_path
-from .widgets.canvas import CANVAS_MODES
 from .widgets.sampler_panel import SamplerPanel
 
 
@@ -62,6 +62,7 @@ class AppOptions:
     think: bool = False
     server: str | None = None       # an OpenAI-compatible server to chat against instead (tui.remote)
     api_key: str | None = None      # its key (Authorization: Bearer)
+    system_prompt: str | None = None                  # of every new conversation of this run
 
 
 def run_app(options: AppOptions) -> int:
@@ -127,11 +128,13 @@ class DiffusionChatApp(App):
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
         self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
-                                   think=self.options.think or self.config.think)
+                                   think=self.options.think or self.config.think,
+                                   system_prompt=self.options.system_prompt)
         screen = ChatScreen(self.session)
         self.session.view = screen
         await self.push_screen(screen)
         screen.show_canvas_mode(self.config.canvas_mode)
+        screen.show_system_prompt(self.session.system_prompt)
         for path in self.options.images:
             screen.attach(path)
         ref = self.options.model or self.config.model
@@ -348,31 +351,7 @@ class DiffusionChatApp(App):
 
     def get_system_commands(self, screen: Screen) -> Iterable[SystemCommand]:
         yield from super().get_system_commands(screen)
-        chat = self.chat
-        yield SystemCommand("New conversation", "Start an empty conversation", chat.action_new_conversation)
-        yield SystemCommand("Conversations", "Open, rename, delete or export saved conversations",
-                            self.action_conversations)
-        yield SystemCommand("Search conversations", "Full-text search over every saved message",
-                            lambda: self.action_conversations(search=True))
-        yield SystemCommand("Rename conversation", "Give this conversation a new title",
-                            self.action_rename_conversation)
-        yield SystemCommand("Delete conversation", "Delete this conversation", self.action_delete_conversation)
-        yield SystemCommand("Export conversation", "Write this conversation to a Markdown file",
-                            self.action_export_conversation)
-        yield SystemCommand("Choose model", "Load another checkpoint (folder, Hub id or cached)",
-                            self.action_choose_model)
-        yield SystemCommand("Sampler panel", "Show or hide the sampler settings", chat.action_toggle_sampler)
-        yield SystemCommand("Thinking on/off", "Let the model think first in this conversation",
-                            chat.action_toggle_thinking)
-        yield SystemCommand("Attach image", "Attach an image file to the next message", chat.action_attach_image)
-        yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)
-        for mode in CANVAS_MODES:
-            yield SystemCommand(f"Canvas: show {mode}", f"Positions not yet accepted show the {mode}",
-                                lambda mode=mode: self.set_canvas_mode(mode))
-        for name in THEME_NAMES:
-            yield SystemCommand(f"Theme: {name}", f"Switch to the {name} theme",
-                                lambda name=name: setattr(self, "theme", name))
-        yield SystemCommand("Help", "Keys and what the canvas shows", self.action_help)
+        yield from app_commands(self)
 
 
 def _open_store() -> tuple[ConversationStore, str | None]:

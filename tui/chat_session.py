@@ -4,17 +4,19 @@ pacing of live canvas frames.
 `ChatSession` talks to a backend (the local engine thread, or a remote server: anything with `generate`,
 `cancel`, `forget` and a `latest_frame` slot) and to a `ChatView` (the chat screen, or a fake in tests). It
 decides; the view only draws. Everything the engine says arrives through `handle(...)` as the events of
-`engine.events`.
+`engine.events`. Besides sending, it regenerates the last answer as a new revision, resends an edited
+message as a new branch, switches branches and revisions, and keeps the conversation's system prompt; the
+store holds all of it (see `conversation_path` for what is derived from the saved path).
 """
 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import math
 import time
 from dataclasses import dataclass, field
-from pathlib import Path
-from typing import Any, Callable, Protocol, Sequence
+from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from engine.events import (
     BlockCommitted,
@@ -28,28 +30,45 @@ from engine.events import (
     Started,
     Step,
 )
-from engine.context import fit_max_tokens
-from engine.errors import EngineError, SettingsError
-from engine.settings import SPECS, Settings
+from engine.settings import Settings
 
+from .chat_navigation import ConversationState
+from . import prompt_budget
+from .conversation_path import (Place, answer_stats, engine_history, place_of, places, request_messages,
+                                title_from, user_turn)
 from .frame_pacer import FramePacer
-from .store import Conversation, ConversationStore, StoreError
+from .live_steps import LiveSteps
+from .store import Conversation, ConversationStore, Message, StoreError
 
 
 class ChatView(Protocol):
     """What the session asks of whoever shows the chat. `answer` handles are whatever `start_answer` returned."""
 
-    async def show_turn(self, text: str, image_labels: Sequence[str]) -> Any: ...   # returns the answer handle
+    async def show_user(self, message: Message, image_labels: Sequence[str], place: Place) -> None: ...
+
+    async def start_answer(self, message_id: int | None) -> Any:
+        """A new answer at the end (None), or the shown answer `message_id` written again (a revision)."""
+        ...
 
     async def add_text(self, answer: Any, content: str, reasoning: str) -> None: ...
+
+    def show_block_steps(self, answer: Any, block: int, accepted_per_step: Sequence[int]) -> None: ...
 
     def show_frame(self, answer: Any, step: Step, total_blocks: int | None) -> None: ...
 
     def show_canvas_note(self, answer: Any, text: str) -> None: ...    # no frames will come for this answer
 
-    async def finish_answer(self, answer: Any, status: str, note: str) -> None: ...
+    def show_live_steps(self, accepted_per_step: Sequence[int]) -> None: ...   # the live block's; () for none
 
-    async def show_conversation(self, conversation: Conversation | None) -> None: ...
+    async def finish_answer(self, answer: Any, status: str, note: str, place: Place | None) -> None: ...
+
+    async def show_answer(self, message: Message, place: Place) -> None: ...  # another revision of a shown answer
+
+    async def show_conversation(self, conversation: Conversation | None, places: Mapping[int, Place]) -> None: ...
+
+    def show_system_prompt(self, text: str | None) -> None: ...
+
+    def focus_message(self, message_id: int) -> None: ...
 
     def set_live(self, live: bool) -> None: ...           # whether `poll` should be called (a frame timer)
 
@@ -82,14 +101,18 @@ class Generation:
     settings: Settings
     token_budget: int | None
     started_at: float
+    revision_of: int | None = None   # the assistant message this answer is a new revision of
+    started: Started | None = None
     committed_block: int = -1
     generated_tokens: int = 0
     content: str = ""
     reasoning: str = ""
+    accepted_per_block: list[list[int]] = field(default_factory=list)
     last_frame: Frame | None = None
     prefilling: Prefilling | None = None   # how far a long prompt's encoding got
     detached: bool = False       # the person switched away; results still go to the store
     pacer: FramePacer = field(default_factory=FramePacer)
+    live_steps: LiveSteps = field(default_factory=LiveSteps)
 
     def total_blocks(self, block_length: int) -> int | None:
         """Blocks this answer can take at most, given what is committed and the current block length."""
@@ -99,95 +122,125 @@ class Generation:
         return self.committed_block + 1 + max(math.ceil(remaining / block_length), 1)
 
 
-class ChatSession:
+class ChatSession(ConversationState):
     def __init__(self, store: ConversationStore, backend: Backend, view: ChatView,
-                 settings_for: Callable[[str], Settings], *, think: bool = False,
+                 settings_for: Callable[[str], Settings], *, think: bool = False, system_prompt: str | None = None,
                  clock: Callable[[], float] = time.monotonic, cpu_clock: Callable[[], float] = time.thread_time):
-        self.store, self.backend, self.view = store, backend, view
+        super().__init__(store, view, think=think, system_prompt=system_prompt)
+        self.backend = backend
         self.settings_for = settings_for
-        self.default_think = think
         self.clock, self.cpu_clock = clock, cpu_clock
         self.model: ModelInfo | None = None
-        self.conversation_id: int | None = None
-        self.think = think                     # thinking on for this conversation
-        self.history: list[dict] = []          # what the engine gets: role/content of the saved turns
         self.generation: Generation | None = None
-        self.last_answer = ""
 
     # ---- sending ------------------------------------------------------------------------------------
 
     async def send(self, text: str, images: Sequence[str] = (), image_labels: Sequence[str] = ()) -> bool:
         """Save and show the user's turn and start the answer; False (with a notice) when it cannot be sent."""
-        model = self.model
-        if self.generation is not None:
-            self.view.notify("An answer is still being written; Esc cancels it.", "warning")
-            return False
+        model = self._ready(images)
         if model is None:
-            self.view.notify("No model is loaded: choose one with ctrl+l.", "warning")
-            return False
-        if images and not model.supports_images:
-            self.view.notify(f"{model.name} is text-only and cannot read images: remove the attachment chips first.",
-                             "error")
             return False
         if not await self._fits_context(model, text, images):
             return False
         try:
             if self.conversation_id is None:
-                conversation = self.store.create(title_from(text), model.name, think=self.think)
+                conversation = self.store.create(title_from(text), model.name, think=self.think,
+                                                 system_prompt=self.system_prompt)
                 self.conversation_id = conversation.id
                 self.view.show_title(conversation.title)
-            self.store.add_message(self.conversation_id, "user", text, images=list(images))
+            message = self.store.add_message(self.conversation_id, "user", text, images=list(images))
+            self._reload()
+            place = place_of(self.store, message)
         except StoreError as exc:
             self.view.notify(str(exc), "error")
             return False
-        self.history.append(user_turn(text, images))
-        answer = await self.view.show_turn(text, image_labels)
+        await self.view.show_user(message, image_labels, place)
+        self._start(model, await self.view.start_answer(None), self.history)
+        return True
+
+    async def regenerate(self) -> bool:
+        """Write the last answer again with the current settings, as a new revision of it (a last user message
+        without an answer gets one). The prompt is the same, so the engine reuses its cache for it."""
+        model = self._ready(())
+        if model is None:
+            return False
+        if not self.messages:
+            self.view.notify("There is no answer to regenerate yet.")
+            return False
+        last = self.messages[-1]
+        if last.role == "assistant":
+            revision_of, prompt = last.id, self.messages[:-1]
+        else:
+            revision_of, prompt = None, self.messages
+        answer = await self.view.start_answer(revision_of)
+        self._start(model, answer, engine_history(prompt), revision_of)
+        return True
+
+    async def resend(self, message_id: int, text: str, images: Sequence[str] = (),
+                     image_labels: Sequence[str] = ()) -> bool:
+        """Send an edited earlier user message: a new branch at its place (the old one and everything after it
+        stay, reachable with `switch_branch`), answered from there."""
+        model = self._ready(images)
+        if model is None:
+            return False
+        original = next((m for m in self.messages if m.id == message_id and m.role == "user"), None)
+        if original is None:
+            self.view.notify("That message is no longer on this conversation's path.", "warning")
+            return False
+        try:
+            message = self.store.add_message(self.conversation_id, "user", text, images=list(images),
+                                             parent_id=original.parent_id)
+            conversation = self._reload()
+            before = conversation.messages[:-1]
+            before_places, place = places(self.store, before), place_of(self.store, message)
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return False
+        await self.view.show_conversation(dataclasses.replace(conversation, messages=before), before_places)
+        await self.view.show_user(message, image_labels, place)
+        self._start(model, await self.view.start_answer(None), self.history)
+        return True
+
+    def _ready(self, images: Sequence[str]) -> ModelInfo | None:
+        """The model, if a new answer can start now; else None, after one notice saying why."""
+        model = self.model
+        if self.generation is not None:
+            self.view.notify("An answer is still being written; Esc cancels it.", "warning")
+        elif model is None:
+            self.view.notify("No model is loaded: choose one with ctrl+l.", "warning")
+        elif images and not model.supports_images:
+            self.view.notify(f"{model.name} is text-only and cannot read images: remove the attachment chips first.",
+                             "error")
+        else:
+            return model
+        return None
+
+    def _start(self, model: ModelInfo, answer: Any, history: Sequence[dict], revision_of: int | None = None) -> None:
         settings = self.settings_for(model.family)
-        job = self.backend.generate(
-            GenerationRequest(tuple(self.history), settings, think=self.think, conversation=self.conversation_id))
+        job = self.backend.generate(GenerationRequest(request_messages(self.system_prompt, history), settings,
+                                                      think=self.think, conversation=self.conversation_id))
         budget = settings.max_tokens or model.setting_defaults.get("max_tokens")
         now = self.clock()
         self.generation = Generation(job, self.conversation_id, answer, settings, budget, started_at=now,
-                                     pacer=FramePacer(now, self.cpu_clock()))
+                                     revision_of=revision_of, pacer=FramePacer(now, self.cpu_clock()))
         self.view.show_activity("reading the prompt…")
         if not model.frames:
             self.view.show_canvas_note(answer, "remote: committed blocks only")
         self.view.set_live(True)
-        return True
 
     def draft_messages(self, text: str, images: Sequence[str] = ()) -> list[dict]:
-        """What the engine would get if `text` (and `images`) were sent now: the history plus that turn."""
-        return [*self.history, user_turn(text, images)]
+        """What the engine would get if `text` (and `images`) were sent now: the whole prompt with that turn."""
+        return request_messages(self.system_prompt, [*self.history, user_turn(text, images)])
 
     def context_verdict(self, model: ModelInfo, prompt_tokens: int) -> str | None:
-        """None when a prompt of `prompt_tokens` fits the model's context with this turn's max_tokens, else the
-        one-line reason (engine.context's rule, the one the engine applies; settings named by their labels)."""
-        settings = self.settings_for(model.family)
-        budget = settings.max_tokens or model.setting_defaults.get("max_tokens") or 1
-        try:
-            fit_max_tokens(prompt_tokens, budget, settings.max_tokens is not None, model.context_length)
-        except SettingsError as exc:
-            return exc.render(lambda name: SPECS[name].label_for(model.family))
-        except EngineError as exc:
-            return str(exc)
-        return None
+        return prompt_budget.verdict(model, self.settings_for(model.family), prompt_tokens)
 
     async def _fits_context(self, model: ModelInfo, text: str, images: Sequence[str]) -> bool:
-        """Refuse, with one notice and before anything is saved or sent, a turn whose prompt cannot fit the
-        model's context. Counted with the engine's own template and tokenizer (`ModelInfo.count_tokens`) on a
-        worker thread, so a huge paste never blocks the UI; the engine checks again and has the last word (its
-        refusal arrives as a failed answer)."""
-        if model.count_tokens is None or not model.context_length:
-            return True
-        try:
-            tokens = await asyncio.to_thread(model.count_tokens, self.draft_messages(text, images), self.think)
-        except EngineError:
-            return True  # a problem with the messages themselves: the engine reports it, in the transcript
-        verdict = self.context_verdict(model, tokens)
+        verdict = await prompt_budget.refusal(model, self.settings_for(model.family),
+                                              self.draft_messages(text, images), self.think)
         if verdict is not None:
             self.view.notify(f"Not sent: {verdict}.", "error")
-            return False
-        return True
+        return verdict is None
 
     def cancel(self) -> None:
         if self.generation is not None:
@@ -208,6 +261,8 @@ class ChatSession:
             # A frame of an already committed block can still sit in the slot after its BlockCommitted.
             and frame.step.block > generation.committed_block
         )
+        if is_new:
+            generation.live_steps.see(frame.step)  # cheap, and every step seen makes the live curve truer
         shown = generation.last_frame
         first_of_block = is_new and (shown is None or shown.step.block != frame.step.block)
         now, cpu = self.clock(), self.cpu_clock()
@@ -236,6 +291,7 @@ class ChatSession:
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
         tokens_per_s = generation.generated_tokens / max(elapsed, 1e-9)
+        self.view.show_live_steps(tuple(generation.live_steps.counts))
         self.view.show_activity(
             f"{tokens_per_s:.1f} tok/s │ step {step.step + 1}/{step.max_steps} this block │ "
             f"{accepted / (step.step + 1):.1f} accepted/step │ {elapsed:.1f} s"
@@ -254,25 +310,25 @@ class ChatSession:
             generation.prefilling = update
             self._show_live_status(generation, self.clock() - generation.started_at)
         elif isinstance(update, Started):
+            generation.started = update
             self.view.show_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")
         elif isinstance(update, BlockCommitted):
             generation.committed_block = update.block
             generation.generated_tokens += len(update.token_ids)
+            generation.accepted_per_block.append(list(update.accepted_per_step))
             await self._add_text(generation, update.content_delta, update.reasoning_delta)
+            if update.stop_reason != "cancelled" and not generation.detached:
+                self.view.show_block_steps(generation.answer, update.block, update.accepted_per_step)
         elif isinstance(update, Finished):
             if update.content_tail or update.reasoning_tail:
                 await self._add_text(generation, update.content_tail, update.reasoning_tail)
             # The engine's whole texts are what is saved (equal to the deltas shown, tails included).
             generation.content, generation.reasoning = update.content, update.reasoning
-            stats = update.stats
-            await self._end(generation, "cancelled" if update.finish_reason == "cancelled" else "complete", {
-                "finish_reason": update.finish_reason,
-                "tokens_per_s": round(stats.tokens_per_s, 3),
-                "generated_tokens": stats.generated_tokens,
-                "steps_per_block": list(stats.steps_per_block),
-                "total_s": round(stats.total_s, 3),
-            })
+            status = "cancelled" if update.finish_reason == "cancelled" else "complete"
+            await self._end(generation, status, answer_stats(update, generation.started,
+                                                             generation.accepted_per_block))
             if not generation.detached:
+                stats = update.stats
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
                 steps_text = f"{steps} steps, " if steps else ""   # a remote server may not say
                 self.view.show_activity(
@@ -290,82 +346,54 @@ class ChatSession:
     async def _end(self, generation: Generation, status: str, stats: dict | None, note: str = "") -> None:
         self.generation = None
         self.view.set_live(False)
+        self.view.show_live_steps(())
+        place = None
         try:
-            self.store.add_message(generation.conversation_id, "assistant", generation.content,
-                                   reasoning=generation.reasoning, status=status, stats=stats,
-                                   settings=generation.settings.to_dict())
+            settings = generation.settings.to_dict()
+            if generation.revision_of is None:
+                saved = self.store.add_message(generation.conversation_id, "assistant", generation.content,
+                                               reasoning=generation.reasoning, status=status, stats=stats,
+                                               settings=settings)
+            else:
+                self.store.add_revision(generation.revision_of, generation.content, generation.reasoning, status,
+                                        stats, settings)
+                saved = self.store.get_message(generation.revision_of)
+            if not generation.detached:
+                place = place_of(self.store, saved)
+                self._reload()
         except StoreError as exc:
             self.view.notify(str(exc), "error")
         if generation.detached:
             return
-        await self.view.finish_answer(generation.answer, status, note)
+        await self.view.finish_answer(generation.answer, status, note, place)
         if status == "error":
             self.view.show_activity("generation failed")
-            return
-        self.history.append({"role": "assistant", "content": generation.content})
-        if generation.content:
-            self.last_answer = generation.content
 
     # ---- conversations ------------------------------------------------------------------------------
 
     async def open(self, conversation_id: int | None) -> None:
         """Show a saved conversation (None: a new, empty one). Raises StoreError if it cannot be read."""
         conversation = self.store.get(conversation_id) if conversation_id is not None else None
+        shown_places = places(self.store, conversation.messages) if conversation is not None else {}
         if self.generation is not None:
             # The answer keeps being saved to its own conversation; it just is not shown any more.
             self.generation.detached = True
             self.backend.cancel(self.generation.job)
         self.conversation_id = conversation_id
-        self.history, self.last_answer = [], ""
         if conversation is None:
-            self.think = self.default_think
+            self.think, self.system_prompt = self.default_think, self.default_system_prompt
+            self.messages, self.history, self.last_answer = (), [], ""
             self.view.show_title("New conversation")
         else:
-            self.think = conversation.think
+            self.think, self.system_prompt = conversation.think, conversation.system_prompt
+            self._load(conversation)
             self.view.show_title(conversation.title)
-            for message in conversation.messages:
-                if message.role == "user":
-                    self.history.append(user_turn(message.content, message.images))
-                elif message.role == "assistant":
-                    if message.status != "error":  # a failed answer is shown, never sent back to the model
-                        self.history.append({"role": "assistant", "content": message.content})
-                    self.last_answer = message.content or self.last_answer
-        await self.view.show_conversation(conversation)
+        await self.view.show_conversation(conversation, shown_places)
+        if conversation is None:
+            self.view.show_system_prompt(self.system_prompt)
         self.view.show_thinking(self.think)
-
-    def renamed(self, conversation_id: int, title: str) -> None:
-        if conversation_id == self.conversation_id:
-            self.view.show_title(title)
 
     async def deleted(self, conversation_id: int) -> None:
         self.backend.forget(conversation_id)
         if conversation_id == self.conversation_id:
             await self.open(None)
-
-    def toggle_thinking(self) -> None:
-        self.think = not self.think
-        if self.conversation_id is not None:
-            try:
-                self.store.set_think(self.conversation_id, self.think)
-            except StoreError as exc:
-                self.view.notify(str(exc), "error")
-        self.view.show_thinking(self.think)
-        self.view.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
-
-
-def user_turn(text: str, images: Sequence[str]) -> dict:
-    """A user message for the engine. Images stay in their own turn, so later turns still show them to the
-    model and the conversation's prompt keeps its prefix (and its cache)."""
-    if not images:
-        return {"role": "user", "content": text}
-    return {"role": "user", "content": [*({"type": "image", "path": path} for path in images),
-                                         {"type": "text", "text": text}]}
-
-
-def title_from(text: str, length: int = 60) -> str:
-    line = " ".join(text.split())
-    return line if len(line) <= length else line[: length - 1] + "…"
-
-
-def image_labels(paths: Sequence[str]) -> list[str]:
-    return [Path(path).name for path in paths]

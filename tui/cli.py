@@ -104,6 +104,8 @@ def app_parser() -> argparse.ArgumentParser:
                         help="chat against this OpenAI-compatible server (http://host:port, with or without /v1) "
                              "instead of running a model here")
     parser.add_argument("--api-key", metavar="KEY", help="the server's API key (default: $DIFFUSION_CHAT_API_KEY)")
+    parser.add_argument("--system", "-s", metavar="TEXT",
+                        help="system prompt of new conversations (change it in the app with /system TEXT)")
     add_sampler_flags(parser)
     return parser
 
@@ -356,7 +358,7 @@ def run_app(argv: Sequence[str]) -> int:
 
     api_key = args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None
     return start(AppOptions(model=args.model, settings=settings, images=list(args.image), think=args.think,
-                            server=args.server, api_key=api_key)) or 0
+                            server=args.server, api_key=api_key, system_prompt=args.system)) or 0
 
 
 def main(argv: Sequence[str] | None = None) -> int:

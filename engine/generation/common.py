@@ -76,9 +76,9 @@ def first_set(*values):
     return next((v for v in values if v is not None), None)
 
 
-def cancelled_block(block: int, steps: int) -> BlockCommitted:
+def cancelled_block(block: int, steps: int, accepted_per_step: Sequence[int]) -> BlockCommitted:
     return BlockCommitted(block=block, token_ids=(), committed=(), content_delta="", reasoning_delta="",
-                          steps=steps, stop_reason="cancelled")
+                          steps=steps, stop_reason="cancelled", accepted_per_step=tuple(accepted_per_step))
 
 
 def closing_events(text, finish_reason: str, emitted: Sequence[int], clock: Clock,

@@ -90,13 +90,15 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
         prompt_tail = prompt_ids[len(cached_ids):] if len(cached_ids) < len(prompt_ids) else []
         length = denoiser.block_length(max_tokens - len(emitted))
         began = time.perf_counter()
-        outcome = yield from denoiser.denoise_block(cache, block, length, prompt_tail, cancel)
+        accepted: list[int] = []
+        outcome = yield from _noting_accepted(denoiser.denoise_block(cache, block, length, prompt_tail, cancel),
+                                              accepted)
         clock.denoise_s += time.perf_counter() - began
         steps_per_block.append(outcome.steps)
         lengths.append(length)
         if outcome.stop_reason == "cancelled":
             finish_reason = "cancelled"
-            yield cancelled_block(block, outcome.steps)
+            yield cancelled_block(block, outcome.steps, accepted)
             break
         tokens, finish_reason = emit_block(outcome.ids[len(prompt_tail):], stops, max_tokens - len(emitted),
                                            include_stop=denoiser.includes_stop)
@@ -104,7 +106,7 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
         content_delta, reasoning_delta = text.feed(tokens)
         yield BlockCommitted(block=block, token_ids=tuple(tokens), committed=tuple(outcome.ids),
                              content_delta=content_delta, reasoning_delta=reasoning_delta, steps=outcome.steps,
-                             stop_reason=outcome.stop_reason)
+                             stop_reason=outcome.stop_reason, accepted_per_step=tuple(accepted))
         if finish_reason is not None:
             if session is not None:
                 tail = denoiser.final_commit(outcome, tokens)
@@ -119,3 +121,17 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
     if session is not None:
         session.remember(cache, cached_ids, denoiser.family, prefilled.images)
     yield from closing_events(text, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
+
+
+def _noting_accepted(steps: Generator[Step, None, BlockOutcome], accepted: list[int]):
+    """Pass a block's `Step`s on unchanged, noting how many positions each accepted (for `BlockCommitted`)."""
+    try:
+        while True:
+            try:
+                step = next(steps)
+            except StopIteration as done:
+                return done.value
+            accepted.append(step.newly_accepted)
+            yield step
+    finally:
+        steps.close()  # a consumer that stops early closes the denoiser too

@@ -2,57 +2,60 @@
 
 It renders and handles keys; the turn logic is `tui.chat_session.ChatSession`, for which this screen is the
 `ChatView`. It never touches MLX: frames come from the backend's slot, read by the session on a 30 Hz timer
-while an answer is being written.
+while an answer is being written. Editing an earlier message happens in the prompt itself (a banner says
+so); what is typed there, `/image` and `/system` included, is handled by `tui.screens.prompt_commands`.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-from typing import Sequence
+from typing import Mapping, Sequence
 
-from textual import on, work
+from textual import events, on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
-from textual.widgets import Footer, Header, Input, Static
+from textual.widgets import Footer, Header, Static, TextArea
 
-from engine.errors import EngineError, InputError
+from engine.errors import EngineError
 from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
 from ..chat_session import ChatSession
+from ..conversation_path import Place
 from ..frame_pacer import FRAME_INTERVAL_S
-from ..store import Conversation
-from ..widgets.attachments import AttachmentBar, AttachmentsChanged, inspect_attachment
+from ..store import Conversation, Message
+from ..widgets.attachments import AttachmentBar, AttachmentsChanged
 from ..widgets.canvas import TokenTexts
 from ..widgets.messages import AssistantMessage, UserMessage
-from ..widgets.prompt import IMAGE_COMMAND, PathSuggester, PromptInput
+from ..widgets.prompt import PromptInput
 from ..widgets.sampler_panel import SamplerPanel
 from ..widgets.status_bar import StatusBar
 from ..widgets.token_count import TokenCount
-from .dialogs import TextPromptScreen
+from ..widgets.transcript import Transcript
+from .compare import CompareScreen
+from .prompt_commands import PromptCommands
 
 # Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
 COUNT_DEBOUNCE_S = 0.3
 
-WELCOME = (
-    "Type a message and press Enter. The answer is denoised a block at a time: watch the canvas under it.\n"
-    "F1 help · ctrl+b sampler · ctrl+t thinking · ctrl+f attach image · ctrl+l model · ctrl+p commands"
-)
 
-
-class ChatScreen(Screen):
+class ChatScreen(PromptCommands, Screen):
     BINDINGS = [
         # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
         Binding("escape", "cancel_generation", "Cancel"),
+        Binding("ctrl+g", "regenerate", "Regenerate"),
+        Binding("ctrl+k", "compare_revisions", "Compare"),
         Binding("ctrl+b", "toggle_sampler", "Sampler"),
-        Binding("ctrl+t", "toggle_thinking", "Thinking"),
+        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False),
         Binding("ctrl+f", "attach_image", "Image"),
         Binding("ctrl+n", "new_conversation", "New"),
         Binding("ctrl+o", "app.conversations", "Chats"),
         Binding("ctrl+l", "app.choose_model", "Model"),
-        Binding("ctrl+y", "copy_answer", "Copy"),
+        Binding("ctrl+y", "copy_answer", "Copy", show=False),
+        Binding("ctrl+shift+c", "copy_code", "Copy code", show=False),
+        Binding("ctrl+up", "walk_turns(-1)", "Earlier message", show=False),
+        Binding("ctrl+down", "walk_turns(1)", "Later message", show=False),
         Binding("f1", "app.help", "Help"),
     ]
 
@@ -61,6 +64,7 @@ class ChatScreen(Screen):
         self.session = session
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
+        self.editing: UserMessage | None = None   # the earlier message being edited in the prompt
         self.shown_model: ModelInfo | None = None
         self._count_timer = None
         self._count_request = 0     # the newest count asked for; older results are dropped
@@ -69,12 +73,15 @@ class ChatScreen(Screen):
         yield Header()
         with Horizontal(id="body"):
             with Vertical(id="chat"):
-                with VerticalScroll(id="transcript"):
-                    yield Static(WELCOME, id="welcome", markup=False)
-                yield AttachmentBar(id="attachments")
-                with Horizontal(id="prompt-row"):
-                    yield PromptInput(id="prompt", placeholder="Message (Enter sends · /image PATH attaches an image)")
-                    yield TokenCount(id="token-count")
+                yield Transcript(id="transcript")
+                with Vertical(id="prompt-area"):
+                    yield Static("", id="edit-banner", markup=False)
+                    yield AttachmentBar(id="attachments")
+                    yield Static("", id="completions", markup=False)
+                    with Horizontal(id="prompt-row"):
+                        yield PromptInput(id="prompt", placeholder="Message · Enter sends · shift+enter or ctrl+j: "
+                                          "new line · /image PATH · /system TEXT")
+                        yield TokenCount(id="token-count")
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
         yield Footer()
@@ -95,12 +102,15 @@ class ChatScreen(Screen):
         return self.query_one(StatusBar)
 
     @property
-    def transcript(self) -> VerticalScroll:
-        return self.query_one("#transcript", VerticalScroll)
+    def transcript(self) -> Transcript:
+        return self.query_one(Transcript)
 
     @property
     def attachments(self) -> AttachmentBar:
         return self.query_one(AttachmentBar)
+
+    def focus_prompt(self) -> None:
+        self.prompt.focus()
 
     # ---- the loaded model (set by the app) --------------------------------------------------------------
 
@@ -129,46 +139,57 @@ class ChatScreen(Screen):
 
     # ---- ChatView: what the session asks for --------------------------------------------------------------
 
-    async def show_turn(self, text: str, image_labels: Sequence[str]) -> AssistantMessage:
-        for welcome in self.query("#welcome"):
-            await welcome.remove()
-        answer = AssistantMessage(live=True)
-        await self.transcript.mount_all([UserMessage(text, list(image_labels)), answer])
+    async def show_user(self, message: Message, image_labels: Sequence[str], place: Place) -> None:
+        await self.transcript.add_user(message, image_labels, place)
         self.attachments.clear()
-        return answer
+
+    async def start_answer(self, message_id: int | None) -> AssistantMessage:
+        shown = self.transcript.answer(message_id) if message_id is not None else None
+        if shown is None:
+            return await self.transcript.add_answer()
+        await shown.restart()
+        shown.scroll_visible(animate=False)
+        return shown
 
     async def add_text(self, answer: AssistantMessage, content: str, reasoning: str) -> None:
         await answer.add_block(content, reasoning)
 
+    def show_block_steps(self, answer: AssistantMessage, block: int, accepted_per_step: Sequence[int]) -> None:
+        answer.block_steps.add(block, accepted_per_step)
+
     def show_frame(self, answer: AssistantMessage, step: Step, total_blocks: int | None) -> None:
         answer.show_frame(step, self.token_texts, self.canvas_mode, total_blocks)
+
+    def show_live_steps(self, accepted_per_step: Sequence[int]) -> None:
+        self.status_bar.set_live_steps(accepted_per_step)
 
     def show_canvas_note(self, answer: AssistantMessage, text: str) -> None:
         answer.show_canvas_note(text)
 
-    async def finish_answer(self, answer: AssistantMessage, status: str, note: str) -> None:
-        answer.finish(status, note)
+    async def finish_answer(self, answer: AssistantMessage, status: str, note: str, place: Place | None) -> None:
+        answer.finish(status, note, place)
         self.recount()
 
-    async def show_conversation(self, conversation: Conversation | None) -> None:
-        await self.transcript.remove_children()
+    async def show_answer(self, message: Message, place: Place) -> None:
+        shown = self.transcript.answer(message.id)
+        if shown is not None:
+            await shown.show_revision(message, place)
+
+    async def show_conversation(self, conversation: Conversation | None, places: Mapping[int, Place]) -> None:
+        self.stop_editing()
+        await self.transcript.show(conversation, places)
         self.attachments.clear()
-        if conversation is None:
-            await self.transcript.mount(Static(WELCOME, id="welcome", markup=False))
-            self.prompt.set_history([])
-        else:
-            widgets = []
-            for message in conversation.messages:
-                if message.role == "user":
-                    widgets.append(UserMessage(message.content, [Path(path).name for path in message.images]))
-                elif message.role == "assistant":
-                    note = "⚠ the answer failed" if message.status == "error" else ""
-                    widgets.append(AssistantMessage(message.content, message.reasoning, message.status, note))
-            await self.transcript.mount_all(widgets)
-            self.prompt.set_history([m.content for m in conversation.messages if m.role == "user"])
-            self.transcript.scroll_end(animate=False)
+        messages = conversation.messages if conversation is not None else ()
+        self.prompt.set_history([m.content for m in messages if m.role == "user"])
         self.prompt.focus()
-        self.recount()
+
+    def show_system_prompt(self, text: str | None) -> None:
+        self.transcript.show_system_prompt(text)
+
+    def focus_message(self, message_id: int) -> None:
+        turn = self.transcript.turn(message_id)
+        if turn is not None:
+            turn.focus()
 
     def set_live(self, live: bool) -> None:
         if live:
@@ -181,7 +202,6 @@ class ChatScreen(Screen):
 
     def show_thinking(self, on: bool) -> None:
         self.status_bar.set_thinking(on)
-        self.recount()
 
     def show_title(self, title: str) -> None:
         self.title = title
@@ -197,7 +217,7 @@ class ChatScreen(Screen):
     def token_count(self) -> TokenCount:
         return self.query_one(TokenCount)
 
-    @on(Input.Changed, "#prompt")
+    @on(TextArea.Changed, "#prompt")
     @on(AttachmentsChanged)
     def recount(self) -> None:
         """Count the next turn's prompt (history + what is typed + attachments) once typing pauses."""
@@ -234,26 +254,60 @@ class ChatScreen(Screen):
         over = tokens is not None and self.session.context_verdict(model, tokens) is not None
         self.token_count.show(tokens, model.context_length, over)
 
-    # ---- keys and the prompt ----------------------------------------------------------------------------
-
-    @on(Input.Submitted, "#prompt")
-    async def _prompt_submitted(self, event: Input.Submitted) -> None:
-        event.stop()
-        text = event.value.strip()
-        if text == IMAGE_COMMAND.strip() or text.startswith(IMAGE_COMMAND):
-            if self.attach(text[len(IMAGE_COMMAND.strip()):].strip()):
-                self.prompt.value = ""
-            return
-        if text and await self.send(text):
-            self.prompt.remember(text)
-            self.prompt.value = ""
-
-    async def send(self, text: str) -> bool:
-        attachments = self.attachments.attachments
-        return await self.session.send(text, [a.path for a in attachments], [a.label for a in attachments])
+    # ---- keys: answers, revisions, branches ---------------------------------------------------------------
 
     def action_cancel_generation(self) -> None:
-        self.session.cancel()
+        """Esc: cancel the answer being written; else stop editing; else back to the prompt."""
+        if self.session.generation is not None:
+            self.session.cancel()
+        elif self.editing is not None:
+            self.stop_editing(clear=True)
+        elif self.focused is not self.prompt:
+            self.prompt.focus()
+
+    async def action_regenerate(self) -> None:
+        await self.session.regenerate()
+
+    def _target_answer(self) -> AssistantMessage | None:
+        """The focused answer, else the last one shown."""
+        focused = self.focused
+        return focused if isinstance(focused, AssistantMessage) else self.transcript.last_answer()
+
+    def action_compare_revisions(self) -> None:
+        target = self._target_answer()
+        found = self.session.answer_revisions(target.message_id if target is not None else None)
+        if found is None:
+            return
+        message, revisions = found
+        model = self.session.model
+        defaults = dict(model.setting_defaults) if model is not None else {}
+
+        async def show(number: int | None) -> None:
+            if number is not None and number != message.revision:
+                await self.session.show_revision(message.id, number)
+
+        self.app.push_screen(CompareScreen(revisions, message.revision, defaults), show)
+
+    async def action_switch_revision(self, delta: int) -> None:
+        target = self._target_answer()
+        if target is None or target.message_id is None:
+            self.notify("There is no saved answer to switch revisions of.")
+            return
+        await self.session.switch_revision(target.message_id, delta)
+
+    @on(AssistantMessage.RevisionRequested)
+    async def _revision_requested(self, event: AssistantMessage.RevisionRequested) -> None:
+        event.stop()
+        await self.session.switch_revision(event.message_id, event.delta)
+
+    @on(UserMessage.BranchRequested)
+    async def _branch_requested(self, event: UserMessage.BranchRequested) -> None:
+        event.stop()
+        await self.session.switch_branch(event.message_id, event.delta)
+
+    def action_walk_turns(self, delta: int) -> None:
+        if not self.transcript.walk(delta, self.focused) and delta > 0:
+            self.prompt.focus()
 
     async def action_new_conversation(self) -> None:
         await self.session.open(None)
@@ -261,34 +315,41 @@ class ChatScreen(Screen):
     def action_toggle_thinking(self) -> None:
         self.session.toggle_thinking()
 
-    def action_attach_image(self) -> None:
-        self.app.push_screen(
-            TextPromptScreen("Attach an image", placeholder="path to a PNG, JPEG, WebP, … file",
-                             suggester=PathSuggester(), hint="→ completes the path · Enter attaches · Esc cancels"),
-            lambda path: self.attach(path) if path else None,
-        )
+    # ---- copying ----------------------------------------------------------------------------------------
 
-    def attach(self, path: str) -> bool:
-        """Check and attach an image; every refusal is one notice and nothing is attached."""
-        if not path:
-            self.notify("Give a path: /image PATH", severity="warning")
-            return False
-        model = self.session.model
-        if model is not None and not model.supports_images:
-            self.notify(f"{model.name} is text-only and cannot read images.", severity="error")
-            return False
-        try:
-            attachment = inspect_attachment(path, model.image_budget if model is not None else None)
-        except InputError as exc:
-            self.notify(str(exc), severity="error")
-            return False
-        if not self.attachments.add(attachment):
-            self.notify(f"{attachment.name} is already attached.")
-        return True
+    def copy(self, text: str, what: str) -> None:
+        self.app.copy_to_clipboard(text)
+        self.notify(f"Copied {what} to the clipboard.")
 
     def action_copy_answer(self) -> None:
-        if not self.session.last_answer:
+        focused = self.focused
+        text = focused.content if isinstance(focused, AssistantMessage) else self.session.last_answer
+        if not text:
             self.notify("There is no answer to copy yet.")
             return
-        self.app.copy_to_clipboard(self.session.last_answer)
-        self.notify("Copied the last answer to the clipboard.")
+        self.copy(text, "the answer" if isinstance(focused, AssistantMessage) else "the last answer")
+
+    def action_copy_code(self) -> None:
+        target = self._target_answer()
+        if target is None:
+            self.notify("There is no answer to copy code from yet.")
+        else:
+            target.action_copy("code")
+
+    def action_copy_reasoning(self) -> None:
+        target = self._target_answer()
+        if target is None:
+            self.notify("There is no answer yet.")
+        else:
+            target.action_copy("reasoning")
+
+    @on(AssistantMessage.CopyRequested)
+    def _copy_requested(self, event: AssistantMessage.CopyRequested) -> None:
+        event.stop()
+        self.copy(event.text, event.what)
+
+    def on_text_selected(self, event: events.TextSelected) -> None:
+        """A mouse selection in the transcript is copied as soon as it is made."""
+        selected = self.get_selected_text()
+        if selected:
+            self.copy(selected, f"the selection ({len(selected)} characters)")

@@ -12,13 +12,15 @@ from textual.widgets import Button, Input, Static
 
 
 class TextPromptScreen(ModalScreen[str | None]):
-    """Ask for one line; dismisses with the text (stripped), or None on Esc or when left empty."""
+    """Ask for one line; dismisses with the text (stripped), or None on Esc or when left empty (unless
+    `allow_empty`: then "" means "none")."""
 
     BINDINGS = [Binding("escape", "dismiss(None)", "Cancel")]
 
     def __init__(self, title: str, value: str = "", placeholder: str = "", suggester: Suggester | None = None,
-                 hint: str = ""):
+                 hint: str = "", allow_empty: bool = False):
         super().__init__(classes="dialog-screen")
+        self.allow_empty = allow_empty
         self.title_text = title
         self.value = value
         self.placeholder = placeholder
@@ -35,7 +37,8 @@ class TextPromptScreen(ModalScreen[str | None]):
     @on(Input.Submitted, "#dialog-input")
     def _submitted(self, event: Input.Submitted) -> None:
         event.stop()
-        self.dismiss(event.value.strip() or None)
+        text = event.value.strip()
+        self.dismiss(text if text or self.allow_empty else None)
 
 
 class ConfirmScreen(ModalScreen[bool]):

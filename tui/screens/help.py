@@ -19,21 +19,46 @@ bright and bold once accepted, dim while still undecided, coloured from confiden
 | Key | Action |
 |---|---|
 | Enter | send the message |
-| Up / Down | earlier prompts |
-| Esc | cancel the answer (within one denoising step; committed blocks stay) |
+| shift+enter, ctrl+j | new line in the message (many terminals send shift+enter as a plain Enter: ctrl+j always works) |
+| Up / Down | earlier prompts (from the first / last line of the message) |
+| Esc | cancel the answer (within one denoising step; committed blocks stay); else stop editing; else back to the message box |
+| ctrl+g | regenerate the last answer with the current settings: a new *revision* of it |
+| ctrl+k | compare the answer's revisions side by side: settings that differ, steps, accepted per step, time, tokens |
+| ctrl+up / ctrl+down | walk through the messages (Up / Down too, once one is focused; a click focuses one) |
+| ctrl+y | copy the last (or the focused) answer |
+| ctrl+shift+c | copy the next code block of the last (or focused) answer; again for the one after (a click on a code block copies it too) |
 | ctrl+b | sampler panel (applies from the next turn, saved) |
 | ctrl+t | thinking on/off for this conversation |
 | ctrl+f | attach an image by path (→ completes the path) |
 | ctrl+n | new conversation |
 | ctrl+o | conversations: open, search, rename (ctrl+r), delete (ctrl+d), export (ctrl+e) |
 | ctrl+l | choose or load a model |
-| ctrl+y | copy the last answer |
-| ctrl+p | command palette: themes, canvas mode, export, … |
+| ctrl+p | command palette: system prompt, edit last message, revisions, themes, canvas mode, export, … |
 | F1 | this help |
 | ctrl+q | quit |
 
+On a focused message:
+
+| Key | On your message | On an answer |
+|---|---|---|
+| e | edit it in the message box; Enter resends it as a new branch (the old one stays) | |
+| [ / ] | previous / next branch (the edits sent at that place) | previous / next revision |
+| y / c / r | | copy the answer / its next code block / its reasoning |
+
 Commands typed in the message box: `/image PATH` attaches an image (DiffusionGemma checkpoints with a
-vision tower only; chips above the input show name, size and pixel size — press a chip to remove it).
+vision tower only; → or Tab completes the path, image files listed first; chips above the input show a
+thumbnail, name, size and pixel size — click a chip to remove it). `/system TEXT` sets this conversation's
+system prompt (shown above the first turn, sent through the chat template from the next answer on);
+`/system` alone removes it.
+
+**Copying** goes to the system clipboard by the terminal's OSC 52 escape: it works in kitty, WezTerm,
+Alacritty, foot, Windows Terminal, Ghostty, iTerm2 (allow "Applications in terminal may access clipboard"),
+xterm (with `allowWindowOps`) and tmux (`set -g set-clipboard on`); GNOME Terminal and other VTE terminals
+and macOS Terminal ignore it — select with the terminal's own modifier there (often shift+drag). Selecting
+text in the transcript with the mouse copies it as soon as the button is released (ctrl+c copies it again).
+
+**Under each answer**, one sparkline per committed block shows how many positions each denoising step
+accepted; the status bar shows the same for the block being denoised. The canvas's legend tells its colours.
 
 Conversations are saved in SQLite in your data folder; settings in `config.toml` in your config folder.
 """

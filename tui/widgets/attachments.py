@@ -1,16 +1,22 @@
-"""Image attachments waiting to be sent, shown as removable chips (name, file size, pixel size)."""
+"""Image attachments waiting to be sent, shown as removable chips (thumbnail, name, file size, pixel size)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from pathlib import Path
 
+from textual import events
+from textual.app import ComposeResult
+from textual.binding import Binding
 from textual.containers import Horizontal
 from textual.message import Message
 from textual.content import Content
-from textual.widgets import Button
+from textual.message import Message
+from textual.widgets import Static
 
 from engine.image_files import ImageInfo, inspect_image
+
+from .thumbnail import Thumbnail
 
 
 @dataclass(frozen=True)
@@ -51,17 +57,58 @@ def human_size(size: int) -> str:
     return f"{value:.1f} GB"
 
 
-class AttachmentChip(Button):
+class AttachmentChip(Horizontal, can_focus=True):
+    """One pending image: its thumbnail and label. A click (or Enter / Delete while focused) removes it."""
 
     DEFAULT_CSS = """
     AttachmentChip {
+        width: auto;
+        height: 3;
         margin: 0 1 0 0;
+        background: $panel;
+    }
+    AttachmentChip:focus {
+        background: $panel-lighten-1;
+    }
+    AttachmentChip > Thumbnail {
+        width: 8;
+        height: 3;
+    }
+    AttachmentChip > .chip-label {
+        width: auto;
+        height: 3;
+        padding: 0 1;
+        content-align: left middle;
     }
     """
+
+    BINDINGS = [Binding("enter,delete,backspace", "remove_chip", "Remove", show=False)]
+
+    class Removed(Message):
+        def __init__(self, chip: AttachmentChip):
+            super().__init__()
+            self.chip = chip
+
     def __init__(self, attachment: Attachment):
-        super().__init__(Content(f"{attachment.label}  ✕"), classes="attachment-chip", compact=True)
+        super().__init__(classes="attachment-chip")
         self.attachment = attachment
+        self.label = f"{attachment.label}  ✕"
         self.tooltip = f"Remove {attachment.name}"
+
+    def compose(self) -> ComposeResult:
+        yield Thumbnail(self.attachment.path)
+        yield Static(Content(self.label), classes="chip-label")
+
+    @property
+    def thumbnail(self) -> Thumbnail:
+        return self.query_one(Thumbnail)
+
+    def on_click(self, event: events.Click) -> None:
+        event.stop()
+        self.action_remove_chip()
+
+    def action_remove_chip(self) -> None:
+        self.post_message(self.Removed(self))
 
 
 class AttachmentsChanged(Message):
@@ -69,7 +116,7 @@ class AttachmentsChanged(Message):
 
 
 class AttachmentBar(Horizontal):
-    """The pending attachments; pressing a chip removes it."""
+    """The pending attachments; removing the last chip hides the bar."""
 
     DEFAULT_CSS = """
     AttachmentBar {
@@ -96,10 +143,9 @@ class AttachmentBar(Horizontal):
         self.remove_children()
         self.display = False
 
-    def on_button_pressed(self, event: Button.Pressed) -> None:
-        if isinstance(event.button, AttachmentChip):
-            event.stop()
-            chip = event.button
-            self.display = any(other is not chip for other in self.query(AttachmentChip))
-            chip.remove()
-            self.post_message(AttachmentsChanged())
+    def on_attachment_chip_removed(self, event: AttachmentChip.Removed) -> None:
+        event.stop()
+        chip = event.chip
+        self.display = any(other is not chip for other in self.query(AttachmentChip))
+        chip.remove()
+        self.post_message(AttachmentsChanged())

@@ -4,6 +4,8 @@ Accepted (settled) positions are drawn bright and bold, the rest dim; each posit
 scale from confident to unsure by the step's per-position entropy or confidence. Unsettled positions show
 either the model's current candidate or what the canvas really holds (noise / mask), as the person chooses.
 
+A legend line under the header tells what the colours and the brightness mean.
+
 The canvas is redrawn up to 30 times a second while the engine computes on the same CPU, so it is cheap
 by construction: it lays out its own lines (Textual's line API, no markup or text re-wrapping), colours
 come from a small palette of levels, and it asks for a screen layout only when it needs more lines.
@@ -30,6 +32,7 @@ CanvasMode = Literal["candidates", "noise"]
 CANVAS_MODES: tuple[CanvasMode, ...] = ("candidates", "noise")
 
 MASK_GLYPH = "░"
+LEGEND_GLYPH = "█"
 EMPTY_GLYPH = "·"
 # Colour steps between confident and unsure; more are indistinguishable in a terminal.
 LEVELS = 8
@@ -107,6 +110,7 @@ class DenoisingCanvas(Widget):
         self.note = ""             # shown instead of frames when none will come (a remote server)
         self._reserved_height = 0  # the most lines a frame of this answer needed: the canvas keeps that height
         self._palette_cache: tuple[str, tuple] | None = None   # (theme, palette): styles change with the theme
+        self._legend_cache: tuple[tuple, Strip] | None = None
 
     def show(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
         self.step, self.token_texts, self.mode, self.total_blocks = step, token_texts, mode, total_blocks
@@ -190,12 +194,25 @@ class DenoisingCanvas(Widget):
         header = base + self.get_component_rich_style("denoising-canvas--header")
         return accepted, pending, noise, header
 
+    def _legend(self, score_kind: str, width: int) -> Strip:
+        """What the colours and brightness mean; the same for every frame of a theme, so kept."""
+        key = (self.app.theme, score_kind, width)
+        if self._legend_cache is None or self._legend_cache[0] != key:
+            accepted_styles, pending_styles, _, header_style = self._palette()
+            segments = [Segment("certain ", header_style)]
+            segments += [Segment(LEGEND_GLYPH, style) for style in accepted_styles]
+            segments.append(Segment(f" unsure (by {score_kind}) · ", header_style))
+            segments += [Segment("bright", accepted_styles[0]), Segment(" accepted, ", header_style),
+                         Segment("dim", pending_styles[0]), Segment(" undecided", header_style)]
+            self._legend_cache = (key, Strip(segments).crop(0, width))
+        return self._legend_cache[1]
+
     def _lay_out(self, width: int) -> list[Strip]:
         """The header line, then every position's text, wrapped at token boundaries to `width` cells."""
         step, token_texts = self.step, self.token_texts
         accepted_styles, pending_styles, noise_style, header_style = self._palette()
         header = self.header_text()
-        lines = [Strip([Segment(header, header_style)]).crop(0, width)]
+        lines = [Strip([Segment(header, header_style)]).crop(0, width), self._legend(step.score_kind, width)]
         levels = uncertainty_levels(step.scores, step.score_kind).tolist()
         accepted = step.accepted.tolist()
         canvas, candidates = step.canvas.tolist(), step.candidates.tolist()

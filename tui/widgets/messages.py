@@ -1,113 +1,230 @@
-"""Transcript entries: a user turn, and an assistant turn with its thinking pane and live canvas."""
+"""Transcript entries: a user turn (with image thumbnails), and an assistant turn with its thinking pane, live
+canvas and per-block sparklines.
+
+Saved turns can take the focus (click, or ctrl+up from the prompt): a focused user message is edited with `e`
+and switches between its branches with `[` / `]`; a focused answer switches revisions with `[` / `]` and copies
+itself (`y`), its next code block (`c`) or its reasoning (`r`). They post messages; the chat screen acts.
+"""
 
 from __future__ import annotations
 
+from pathlib import Path
+from typing import Sequence
+
+from textual import events
 from textual.app import ComposeResult
-from textual.containers import Vertical
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.message import Message as TextualMessage
 from textual.widgets import Collapsible, Markdown, Static
+from textual.widgets.markdown import MarkdownFence
 
 from engine.events import Step
 
+from ..conversation_path import Place
+from ..fences import Fence, code_fences
+from ..store import Message
+from .block_steps import BlockSteps, shown_blocks
 from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
 from .printable import flowing
+from .thumbnail import Thumbnail
 
-
-class UserMessage(Vertical):
-
-    DEFAULT_CSS = """
-    UserMessage {
-        height: auto;
-        margin: 1 0 0 0;
+MESSAGE_CSS = """
+    height: auto;
+    margin: 1 0 0 0;
+    border-left: blank;
+    &:focus {
+        border-left: outer $accent;
+        background: $boost;
     }
-    UserMessage .role {
+"""
+
+
+def role_line(role: str, place: Place | None, kind: str) -> str:
+    if place is None or place.count < 2:
+        return role
+    return f"{role}  ‹ {kind} {place.number}/{place.count} ›"
+
+
+class UserMessage(Vertical, can_focus=True):
+    DEFAULT_CSS = f"""
+    UserMessage {{{MESSAGE_CSS}}}
+    UserMessage .role {{
         text-style: bold;
         color: $primary;
-    }
-    UserMessage .user-text {
+    }}
+    UserMessage .user-text {{
         padding: 0 1;
-    }
-    UserMessage .user-images {
+    }}
+    UserMessage .user-images {{
+        height: auto;
         padding: 0 1;
+    }}
+    UserMessage .user-image {{
+        width: auto;
+        height: auto;
+        margin: 0 2 0 0;
+    }}
+    UserMessage .user-image Thumbnail {{
+        width: 16;
+        height: 6;
+    }}
+    UserMessage .user-image-label {{
         color: $text-muted;
-    }
+        width: auto;
+        padding: 0 1;
+    }}
     """
-    def __init__(self, content: str, image_labels: list[str] | tuple[str, ...] = ()):
+
+    BINDINGS = [
+        Binding("e", "edit", "Edit and resend"),
+        Binding("left_square_bracket", "branch(-1)", "Prev branch"),
+        Binding("right_square_bracket", "branch(1)", "Next branch"),
+    ]
+
+    class EditRequested(TextualMessage):
+        def __init__(self, widget: UserMessage):
+            super().__init__()
+            self.widget = widget
+
+    class BranchRequested(TextualMessage):
+        def __init__(self, message_id: int, delta: int):
+            super().__init__()
+            self.message_id, self.delta = message_id, delta
+
+    def __init__(self, content: str, images: Sequence[str] = (), image_labels: Sequence[str] = (),
+                 place: Place | None = None):
         super().__init__(classes="message user-message")
         self.content = content
-        self.image_labels = list(image_labels)
+        self.images = tuple(images)
+        self.image_labels = list(image_labels) or [Path(path).name for path in images]
+        self.place = place
+
+    @classmethod
+    def saved(cls, message: Message, place: Place | None) -> UserMessage:
+        return cls(message.content, message.images, place=place)
+
+    @property
+    def message_id(self) -> int | None:
+        return self.place.message_id if self.place else None
 
     def compose(self) -> ComposeResult:
-        yield Static("You", classes="role")
+        yield Static(role_line("You", self.place, "branch"), classes="role", markup=False)
         yield Static(flowing(self.content), markup=False, classes="user-text")
-        if self.image_labels:
-            labels = "  ".join(f"🖼 {label}" for label in self.image_labels)
-            yield Static(labels, markup=False, classes="user-images")
+        if self.images:
+            with Horizontal(classes="user-images"):
+                for path, label in zip(self.images, self.image_labels):
+                    with Vertical(classes="user-image"):
+                        yield Thumbnail(path)
+                        yield Static(f"🖼 {label}", markup=False, classes="user-image-label")
+
+    def action_edit(self) -> None:
+        if self.message_id is not None:
+            self.post_message(self.EditRequested(self))
+
+    def action_branch(self, delta: int) -> None:
+        if self.message_id is not None:
+            self.post_message(self.BranchRequested(self.message_id, delta))
 
 
-class AssistantMessage(Vertical):
+class AssistantMessage(Vertical, can_focus=True):
     """An answer: committed text lands here block by block; while a block denoises, the canvas below shows it.
 
     Reasoning goes into a collapsible pane above the answer, open while it streams and collapsed as soon
-    as the answer starts.
+    as the answer starts. Under the answer, one sparkline per committed block.
     """
 
-    DEFAULT_CSS = """
-    AssistantMessage {
-        height: auto;
-        margin: 1 0 0 0;
-    }
-    AssistantMessage .role {
+    DEFAULT_CSS = f"""
+    AssistantMessage {{{MESSAGE_CSS}}}
+    AssistantMessage .role {{
         text-style: bold;
         color: $secondary;
-    }
-    AssistantMessage #answer {
+    }}
+    AssistantMessage #answer {{
         margin: 0;
         padding: 0 1;
         background: transparent;
-    }
-    AssistantMessage #thinking {
+    }}
+    AssistantMessage #answer MarkdownFence.-copied {{
+        border-left: outer $success;
+    }}
+    AssistantMessage #thinking {{
         margin: 0 1;
         padding: 0;
         background: transparent;
         border-top: none;
         color: $text-muted;
-    }
-    AssistantMessage #reasoning {
+    }}
+    AssistantMessage #reasoning {{
         margin: 0;
         padding: 0 1;
         background: transparent;
         color: $text-muted;
-    }
-    AssistantMessage #note {
+    }}
+    AssistantMessage #note {{
         padding: 0 1;
         color: $text-muted;
-    }
-    AssistantMessage.-cancelled #note {
+    }}
+    AssistantMessage.-cancelled #note {{
         color: $warning;
-    }
-    AssistantMessage.-error #note {
+    }}
+    AssistantMessage.-error #note {{
         color: $error;
-    }
+    }}
     """
 
+    BINDINGS = [
+        Binding("left_square_bracket", "revision(-1)", "Prev revision"),
+        Binding("right_square_bracket", "revision(1)", "Next revision"),
+        Binding("y", "copy('answer')", "Copy"),
+        Binding("c", "copy('code')", "Copy code"),
+        Binding("r", "copy('reasoning')", "Copy reasoning", show=False),
+    ]
+
+    class RevisionRequested(TextualMessage):
+        def __init__(self, message_id: int, delta: int):
+            super().__init__()
+            self.message_id, self.delta = message_id, delta
+
+    class CopyRequested(TextualMessage):
+        """Copy `text`; `what` says what it is, for the notice."""
+
+        def __init__(self, text: str, what: str):
+            super().__init__()
+            self.text, self.what = text, what
+
     def __init__(self, content: str = "", reasoning: str = "", status: str = "complete", note: str = "",
-                 live: bool = False):
-        status_class = {"cancelled": " -cancelled", "error": " -error"}.get(status, "")
-        super().__init__(classes="message assistant-message" + status_class)
+                 live: bool = False, place: Place | None = None, blocks: Sequence[Sequence[int]] = ()):
+        super().__init__(classes="message assistant-message")
         self.content = content
         self.reasoning = reasoning
         self.status = status
+        self.place = place
         self._note = note
+        self._blocks = blocks
+        self._fence_index = -1   # the code block copied last (ctrl+shift+c / c cycle on from it)
         # A saved answer is finished; a live one finishes with `finish()`.
         self.finished = not live
+        self._set_status_classes(status)
+
+    @classmethod
+    def saved(cls, message: Message, place: Place | None) -> AssistantMessage:
+        note = "⚠ the answer failed" if message.status == "error" else ""
+        return cls(message.content, message.reasoning, message.status, note, place=place,
+                   blocks=shown_blocks(message))
+
+    @property
+    def message_id(self) -> int | None:
+        return self.place.message_id if self.place else None
 
     def compose(self) -> ComposeResult:
-        yield Static("Assistant", classes="role")
+        yield Static(self._role_text(), classes="role", markup=False)
         with Collapsible(title="Thinking", collapsed=bool(self.content), id="thinking") as thinking:
             yield Markdown(flowing(self.reasoning), id="reasoning")
         thinking.display = bool(self.reasoning)
         yield Markdown(flowing(self.content), id="answer")
         yield DenoisingCanvas(id="canvas")
+        yield BlockSteps(self._blocks, id="block-steps")
         note = Static(self._note or _status_note(self.status), markup=False, id="note")
         note.display = bool(note.content)
         yield note
@@ -119,6 +236,16 @@ class AssistantMessage(Vertical):
     @property
     def thinking(self) -> Collapsible:
         return self.query_one("#thinking", Collapsible)
+
+    @property
+    def block_steps(self) -> BlockSteps:
+        return self.query_one(BlockSteps)
+
+    def _role_text(self) -> str:
+        writing = "  ‹ writing a new revision… ›" if not self.finished and self.place is not None else ""
+        return role_line("Assistant", self.place, "revision") + writing
+
+    # ---- live -------------------------------------------------------------------------------------------
 
     def show_frame(self, step: Step, token_texts: TokenTexts, mode: CanvasMode, total_blocks: int | None) -> None:
         self.canvas.show(step, token_texts, mode, total_blocks)
@@ -142,18 +269,104 @@ class AssistantMessage(Vertical):
         if content_delta:
             await self.query_one("#answer", Markdown).append(flowing(content_delta))
 
-    def finish(self, status: str, note: str = "") -> None:
+    async def restart(self) -> None:
+        """Written again (regenerate): empty and live, in place, until `finish`."""
+        self.finished = False
+        await self._show("", "", "complete", "")
+        self.block_steps.set_blocks(())
+
+    def finish(self, status: str, note: str = "", place: Place | None = None) -> None:
         """End of generation: 'complete', 'cancelled' (committed blocks stay) or 'error' with its message."""
         self.canvas.hide()
-        self.status = status
         self.finished = True
+        self.place = place or self.place
+        self.status = status
         self.thinking.collapsed = bool(self.content) or not self.reasoning
-        text = note or _status_note(status)
+        self._show_note(note or _status_note(status))
+        self.query_one(".role", Static).update(self._role_text())
+
+    async def show_revision(self, message: Message, place: Place) -> None:
+        self.place = place
+        await self._show(message.content, message.reasoning, message.status,
+                         "⚠ the answer failed" if message.status == "error" else "")
+        self.block_steps.set_blocks(shown_blocks(message))
+
+    async def _show(self, content: str, reasoning: str, status: str, note: str) -> None:
+        self.content, self.reasoning, self.status = content, reasoning, status
+        self._fence_index = -1
+        self.query_one(".role", Static).update(self._role_text())
+        self.thinking.display = bool(reasoning)
+        self.thinking.collapsed = bool(content)
+        await self.query_one("#reasoning", Markdown).update(flowing(reasoning))
+        await self.query_one("#answer", Markdown).update(flowing(content))
+        self._show_note(note or _status_note(status))
+
+    def _show_note(self, text: str) -> None:
         note_widget = self.query_one("#note", Static)
         note_widget.update(text)
         note_widget.display = bool(text)
+        self._set_status_classes(self.status)
+
+    def _set_status_classes(self, status: str) -> None:
         self.set_class(status == "cancelled", "-cancelled")
         self.set_class(status == "error", "-error")
+
+    # ---- copying ------------------------------------------------------------------------------------------
+
+    def next_fence(self) -> tuple[Fence, int, int] | None:
+        """The code block after the one copied last (wrapping round), as (fence, its number, how many);
+        marks it on screen. None when the answer has no code block."""
+        fences = code_fences(self.content)
+        if not fences:
+            return None
+        self._fence_index = (self._fence_index + 1) % len(fences)
+        self._mark_fence(self._fence_index, len(fences))
+        return fences[self._fence_index], self._fence_index + 1, len(fences)
+
+    def _mark_fence(self, index: int, count: int) -> None:
+        shown = list(self.query_one("#answer", Markdown).query(MarkdownFence))
+        if len(shown) != count:
+            return  # the renderer split the source differently: nothing to point at reliably
+        for number, fence in enumerate(shown):
+            fence.set_class(number == index, "-copied")
+        shown[index].scroll_visible()
+
+    def on_click(self, event: events.Click) -> None:
+        """A click on a code block copies it (not the end of a drag that selected text)."""
+        fence = next((node for node in event.widget.ancestors_with_self if isinstance(node, MarkdownFence)), None)
+        if fence is None or self.screen.selections:
+            return
+        shown = list(self.query_one("#answer", Markdown).query(MarkdownFence))
+        if fence not in shown:
+            return  # a code block of the reasoning
+        sources = code_fences(self.content)
+        index = shown.index(fence)
+        # The source text when the parse agrees with the renderer: the widget holds its printable form.
+        code = sources[index].code if len(sources) == len(shown) else fence.code
+        self._fence_index = index
+        self._mark_fence(index, len(shown))
+        event.stop()
+        self.post_message(self.CopyRequested(code, f"code block {index + 1}/{len(shown)}"))
+
+    def action_revision(self, delta: int) -> None:
+        if self.message_id is not None:  # (while it is written again, the session says why it must wait)
+            self.post_message(self.RevisionRequested(self.message_id, delta))
+
+    def action_copy(self, what: str) -> None:
+        if what == "code":
+            found = self.next_fence()
+            if found is None:
+                self.notify("This answer has no code block.")
+                return
+            fence, number, count = found
+            self.post_message(self.CopyRequested(fence.code, f"code block {number}/{count} ({fence.describe()})"))
+        elif what == "reasoning":
+            if not self.reasoning:
+                self.notify("This answer has no reasoning.")
+                return
+            self.post_message(self.CopyRequested(self.reasoning, "the reasoning"))
+        else:
+            self.post_message(self.CopyRequested(self.content, "the answer"))
 
 
 def _status_note(status: str) -> str:

@@ -1,20 +1,45 @@
-"""One line under the chat: model, family, thinking, and the numbers of the running or last generation."""
+"""One line under the chat: model, family, thinking, the numbers of the running or last generation, and a
+sparkline of the live block's accepted positions per step."""
 
 from __future__ import annotations
 
+from typing import Sequence
+
 from rich.text import Text
+from textual.app import ComposeResult
+from textual.containers import Horizontal
 from textual.widget import Widget
+from textual.widgets import Sparkline
 
 
-class StatusBar(Widget):
-    """One fixed-height line; redrawn without a layout pass (it changes with every denoising step)."""
+class StatusText(Widget):
+    """The text part; redrawn without a layout pass (it changes with every denoising step)."""
 
+    DEFAULT_CSS = """
+    StatusText {
+        width: 1fr;
+        height: 1;
+    }
+    """
+
+    text = ""
+
+    def render(self) -> Text:
+        return Text(self.text, no_wrap=True, overflow="ellipsis")
+
+
+class StatusBar(Horizontal):
     DEFAULT_CSS = """
     StatusBar {
         height: 1;
         padding: 0 1;
         background: $panel;
         color: $text;
+    }
+    StatusBar > #live-steps {
+        display: none;  /* while a block is denoised */
+        width: 24;
+        margin: 0 0 0 1;
     }
     """
 
@@ -25,6 +50,16 @@ class StatusBar(Widget):
         self.family = ""
         self.thinking = False
         self.activity = "choose a model (ctrl+l)"
+        self.live_steps: tuple[int, ...] = ()
+
+    def compose(self) -> ComposeResult:
+        yield StatusText()
+        spark = Sparkline(id="live-steps")
+        spark.tooltip = "positions accepted per step in the block being denoised"
+        yield spark
+
+    def on_mount(self) -> None:
+        self._redraw()
 
     def set_model(self, name: str | None, family_label: str = "") -> None:
         self.model, self.family = name or "no model", family_label
@@ -38,13 +73,18 @@ class StatusBar(Widget):
         self.activity = text
         self._redraw()
 
-    def show_generation(
-        self, tokens_per_s: float, block_step: int, max_steps: int, accepted_per_step: float, elapsed_s: float
-    ) -> None:
-        self.set_activity(
-            f"{tokens_per_s:.1f} tok/s │ step {block_step}/{max_steps} this block │ "
-            f"{accepted_per_step:.1f} accepted/step │ {elapsed_s:.1f} s"
-        )
+    def set_live_steps(self, accepted_per_step: Sequence[int]) -> None:
+        """The live block's curve; empty hides it (the end of an answer). It stays shown from block to block:
+        showing and hiding cost a layout pass each."""
+        counts = tuple(accepted_per_step)
+        if counts == self.live_steps:
+            return
+        self.live_steps = counts
+        spark = self.query_one("#live-steps", Sparkline)
+        spark.data = counts
+        shown = bool(counts)
+        if spark.display != shown:
+            spark.display = shown
 
     def _redraw(self) -> None:
         parts = [self.model]
@@ -53,7 +93,7 @@ class StatusBar(Widget):
         parts.append("thinking on" if self.thinking else "thinking off")
         parts.append(self.activity)
         self.text = " │ ".join(parts)
-        self.refresh()
-
-    def render(self) -> Text:
-        return Text(self.text, no_wrap=True, overflow="ellipsis")
+        if self.is_mounted:
+            status = self.query_one(StatusText)
+            status.text = self.text
+            status.refresh()

@@ -1,0 +1,135 @@
+"""The part of the chat session that moves along a conversation's saved tree, without Textual: which path is
+shown (branches made by edits), which revision of an answer is current, the system prompt, thinking.
+
+`ChatSession` (tui/chat_session.py) builds on `ConversationState` and adds the answers being written.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from .conversation_path import Place, engine_history, place_of, places
+from .store import Conversation, ConversationStore, Message, Revision, StoreError
+
+
+class ConversationState:
+    """The open conversation: its saved path, the history the engine gets from it, its system prompt."""
+
+    def __init__(self, store: ConversationStore, view: Any, *, think: bool, system_prompt: str | None):
+        self.store, self.view = store, view
+        self.default_think = think
+        self.default_system_prompt = prompt_text(system_prompt)   # for new conversations (`--system`)
+        self.conversation_id: int | None = None
+        self.think = think                       # thinking on for this conversation
+        self.system_prompt = self.default_system_prompt
+        self.messages: tuple[Message, ...] = ()  # the current path as saved, root first
+        self.history: list[dict] = []            # what the engine gets: role/content of the saved turns
+        self.last_answer = ""
+        self.generation: Any = None              # the answer being written (see ChatSession)
+
+    def _load(self, conversation: Conversation) -> None:
+        self.messages = conversation.messages
+        self.history = engine_history(conversation.messages)
+        answers = [m.content for m in conversation.messages if m.role == "assistant" and m.content]
+        self.last_answer = answers[-1] if answers else ""
+
+    def _reload(self) -> Conversation:
+        """Read the current path again after a change (raises StoreError)."""
+        conversation = self.store.get(self.conversation_id)
+        self._load(conversation)
+        return conversation
+
+    async def switch_branch(self, message_id: int, delta: int) -> None:
+        """Show the previous (-1) or next (+1) alternative of a user message: another edit sent at its place."""
+        if self.generation is not None:
+            self.view.notify("An answer is being written: switch branches when it is done (Esc cancels it).",
+                             "warning")
+            return
+        try:
+            siblings = [sibling.id for sibling in self.store.siblings(message_id)]
+            index = siblings.index(message_id) + delta
+            if not 0 <= index < len(siblings):
+                self.view.notify(f"Branch {index + 1 - delta} of {len(siblings)}: there is no other one that way.")
+                return
+            conversation = self.store.switch_branch(siblings[index])
+            self._load(conversation)
+            shown_places = places(self.store, conversation.messages)
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return
+        await self.view.show_conversation(conversation, shown_places)
+        self.view.focus_message(siblings[index])
+
+    async def switch_revision(self, message_id: int, delta: int) -> None:
+        """Show the previous (-1) or next (+1) revision of an answer."""
+        try:
+            number = self.store.get_message(message_id).revision or 1
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return
+        await self.show_revision(message_id, number + delta)
+
+    async def show_revision(self, message_id: int, number: int) -> None:
+        """Show revision `number` of an answer; the next turn continues from it."""
+        generation = self.generation
+        if generation is not None and generation.revision_of == message_id:
+            self.view.notify("This answer is being written again; wait for it or press Esc.", "warning")
+            return
+        try:
+            place = place_of(self.store, self.store.get_message(message_id))
+            if not 1 <= number <= place.count:
+                self.view.notify(f"Revision {place.number} of {place.count}: there is no other one that way.")
+                return
+            message = self.store.set_current_revision(message_id, number)
+            self._reload()
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return
+        await self.view.show_answer(message, Place(message_id, number, place.count))
+
+    def answer_revisions(self, message_id: int | None = None) -> tuple[Message, list[Revision]] | None:
+        """An answer (the last one by default) and all its revisions, for comparing them; None, with a notice,
+        when there is none."""
+        answers = [m for m in self.messages if m.role == "assistant" and m.id == (message_id or m.id)]
+        if not answers:
+            self.view.notify("There is no answer to compare yet: regenerate one with ctrl+g.")
+            return None
+        try:
+            return answers[-1], self.store.revisions(answers[-1].id)
+        except StoreError as exc:
+            self.view.notify(str(exc), "error")
+            return None
+
+    def set_system_prompt(self, text: str | None) -> None:
+        """This conversation's system prompt (None or blank: none), used from the next request on."""
+        text = prompt_text(text)
+        if self.conversation_id is not None:
+            try:
+                self.store.set_system_prompt(self.conversation_id, text)
+            except StoreError as exc:
+                self.view.notify(str(exc), "error")
+                return
+        self.system_prompt = text
+        self.view.show_system_prompt(text)
+        self.view.notify("System prompt set for this conversation (from the next answer)." if text
+                         else "System prompt removed from this conversation.")
+
+    def renamed(self, conversation_id: int, title: str) -> None:
+        if conversation_id == self.conversation_id:
+            self.view.show_title(title)
+
+    def toggle_thinking(self) -> None:
+        self.think = not self.think
+        if self.conversation_id is not None:
+            try:
+                self.store.set_think(self.conversation_id, self.think)
+            except StoreError as exc:
+                self.view.notify(str(exc), "error")
+        self.view.show_thinking(self.think)
+        self.view.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
+
+
+
+
+def prompt_text(text: str | None) -> str | None:
+    return text.strip() if text is not None and text.strip() else None
