@@ -7,6 +7,7 @@ from typing import Iterator, Sequence
 
 from .errors import InputError
 from .events import Event
+from .fill import as_template, tokenize
 from .families import FAMILIES
 from .settings import Settings
 
@@ -21,6 +22,8 @@ def generate(
     cancel=None,
     session=None,
     images: Sequence[str] | None = None,
+    fill=None,
+    record: bool = False,
 ) -> Iterator[Event]:
     """Generate a reply.
 
@@ -31,10 +34,20 @@ def generate(
     `is_set()`, checked every denoising step. `session` (engine.Session) keeps the encoder cache of a
     conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
     user message (DiffusionGemma with a vision tower only).
+    `fill` (an `engine.fill.FillTemplate`, or text with `___` / `[...]` holes) makes the answer that template:
+    its given text stays fixed and only the holes are denoised; `max_tokens` does not apply, the answer ends
+    when the template is filled, and `Finished.filled_spans` says where the fillings are. A fill has no
+    thinking channel (`think` must be off).
+    `record` attaches the generation's trajectory (engine.trajectory, bytes) to `Finished.trajectory`.
     """
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")
+    template = None
+    if fill is not None:
+        template = as_template(fill)
+        if think:
+            raise InputError("a fill answer has no thinking channel: turn thinking off to fill a template")
     extra = {}
     if messages is not None:
         prompt = model.tokenizer.prepare_chat(messages, think=think, images=images, processor=model.processor)
@@ -47,11 +60,11 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
-    return _start(model, list(prompt_ids), settings, randomness, cancel, session, **extra)
+    return _start(model, list(prompt_ids), settings, randomness, cancel, session, template, record, **extra)
 
 
-def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, pixel_values=None,
-           token_type_ids=None):
+def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, template=None,
+           record=False, pixel_values=None, token_type_ids=None):
     """Everything a request is checked for happens here, once, before the first event; the block loop
     (engine.generation.driver) then trusts its ids."""
     from .generation.common import stop_ids
@@ -68,6 +81,9 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
         return randomness if randomness is not None else SeededRandomness(seed, vocab)
 
     denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
+    canvas = None
+    if template is not None:
+        canvas = tokenize(template, model.tokenizer.encode_text, vocab, max_hole=denoiser.fill_layout()[0])
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
-    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session)
+    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, canvas)
