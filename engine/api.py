@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Iterator, Sequence
 
 from .errors import InputError
-from .events import Event
+from .events import BlockCommitted, Event, Finished, Step
 from .fill import as_template, tokenize
 from .families import FAMILIES
 from .settings import Settings
@@ -70,15 +71,22 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
     from .generation.common import stop_ids
     from .generation.driver import run
     from .randomness import SeededRandomness
+    from .replay import RecordingRandomness
+    from .trajectory import TrajectoryRecorder
 
     network = model.network
     vocab = network.vocab_size
     if any(not 0 <= t < vocab for t in prompt_ids):
         raise InputError(f"prompt ids must be in [0, {vocab})")
     family = importlib.import_module(FAMILIES[model.family].generation)
+    recorders = []
 
     def randomness_for(seed: int):
-        return randomness if randomness is not None else SeededRandomness(seed, vocab)
+        chosen = randomness if randomness is not None else SeededRandomness(seed, vocab)
+        if record:
+            recorders.append(RecordingRandomness(chosen, TrajectoryRecorder({}, prompt_ids)))
+            return recorders[-1]
+        return chosen
 
     denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
     canvas = None
@@ -86,4 +94,27 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
         canvas = tokenize(template, model.tokenizer.encode_text, vocab, max_hole=denoiser.fill_layout()[0])
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
-    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, canvas)
+    events = run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, canvas)
+    if not record:
+        return events
+    recording = recorders[-1]
+    # DiffusionGemma's confidence-threshold sampler reads sampled proposals the recorded canvases do not hold.
+    recording.keep_proposals = getattr(plan, "diffusion_sampler", None) == "confidence-threshold" and plan.temp > 0
+    recorder = recording.recorder
+    recorder.fill = None if canvas is None else (canvas.ids, canvas.hole)
+    recorder.meta = {"family": model.family, "model": getattr(model, "name", ""), "settings": settings.to_dict(),
+                     "seed": plan.seed, "plan": dataclasses.asdict(plan), "images": pixel_values is not None}
+    token_text = model.tokenizer.token_text if model.tokenizer is not None else None
+    return _recorded(events, recorder, token_text)
+
+
+def _recorded(events, recorder, token_text):
+    """The events, with every Step and block noted and the encoded trajectory attached to Finished."""
+    for event in events:
+        if isinstance(event, Step):
+            recorder.step(event)
+        elif isinstance(event, BlockCommitted):
+            recorder.block(event)
+        elif isinstance(event, Finished):
+            event = dataclasses.replace(event, trajectory=recorder.encode(event, token_text))
+        yield event
