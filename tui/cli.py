@@ -12,6 +12,7 @@ import json
 import os
 import sys
 import threading
+from pathlib import Path
 from typing import Sequence
 
 DESCRIPTION = """\
@@ -22,6 +23,7 @@ every block denoise live.
   diffusion-chat --server URL [--api-key K]     open the chat app against an OpenAI-compatible server
   diffusion-chat generate --model M --prompt P  generate one reply headless (see `generate --help`)
   diffusion-chat serve --model M [--port 8000]  serve the model over HTTP (see `serve --help`)
+  diffusion-chat replay FILE|CONVERSATION       replay a recorded denoising (see `replay --help`)
 
 --model takes a checkpoint folder or a Hugging Face id (downloaded into the shared HF cache;
 HF_HUB_OFFLINE=1 uses the cache only); with --server it names the server's model (default: its
@@ -46,7 +48,12 @@ the server's defaults; each request may override them."""
 
 GENERATE_DESCRIPTION = """\
 Generate one reply without the app. The answer streams to stdout block by block; with --think the
-reasoning goes to stderr. --json prints one JSON object instead; --profile adds timings."""
+reasoning goes to stderr. --json prints one JSON object instead; --profile adds timings.
+
+--fill "The ___ sat on the [...]{3}." makes the answer that text: it stays as given and only the holes
+(___ or [...]: 8 tokens; ___{n}: n tokens; a backslash keeps a marker as text) are denoised, seeing the text on
+both sides; --prompt then defaults to the text itself. --record FILE writes the denoising trajectory
+(`diffusion-chat replay FILE` shows it)."""
 
 
 class Parser(argparse.ArgumentParser):
@@ -134,7 +141,9 @@ def generate_parser() -> argparse.ArgumentParser:
     parser = Parser(prog="diffusion-chat generate", description=GENERATE_DESCRIPTION,
                                      formatter_class=argparse.RawDescriptionHelpFormatter)
     add_model_flags(parser)
-    parser.add_argument("--prompt", "-p", required=True, help="the user message ('-' reads stdin)")
+    parser.add_argument("--prompt", "-p", help="the user message ('-' reads stdin); required unless --fill")
+    parser.add_argument("--fill", metavar="TEXT", help="answer with TEXT, denoising only its ___ / [...] holes")
+    parser.add_argument("--record", metavar="FILE", help="write the denoising trajectory to FILE")
     parser.add_argument("--system", "-s", help="a system message")
     parser.add_argument("--json", action="store_true", help="print one JSON object with the whole result")
     parser.add_argument("--profile", action="store_true", help="print steps per block, ms per step, tokens/s, memory")
@@ -156,14 +165,19 @@ def fail_with(error: Exception) -> int:
 
 
 def run_generate(argv: Sequence[str]) -> int:
-    args = generate_parser().parse_args(argv)
+    parser = generate_parser()
+    args = parser.parse_args(argv)
+    if args.prompt is None and args.fill is None:
+        parser.error("the following arguments are required: --prompt (or --fill)")
     from engine.errors import EngineError
 
     try:
         settings = settings_from_args(args)
-        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt
+        prompt = sys.stdin.read() if args.prompt == "-" else args.prompt if args.prompt is not None else args.fill
         if not prompt.strip() and not args.image:
             return fail("the prompt is empty")
+        if args.fill is not None and args.think:
+            return fail("--fill answers have no thinking channel: leave out --think")
         if not args.model:
             return fail("--model is required (a checkpoint folder or a Hugging Face id)")
         import engine
@@ -174,13 +188,19 @@ def run_generate(argv: Sequence[str]) -> int:
         cancel = threading.Event()
         try:
             result = _consume(engine.generate(model, messages=messages, settings=settings, think=args.think,
-                                              cancel=cancel, images=args.image or None), stream=not args.json)
+                                              cancel=cancel, images=args.image or None, fill=args.fill,
+                                              record=bool(args.record)), stream=not args.json)
         except KeyboardInterrupt:
             cancel.set()
             return fail("interrupted", 130)
     except EngineError as exc:
         return fail_with(exc)
     finished, blocks = result
+    if args.record:
+        try:
+            Path(args.record).expanduser().write_bytes(finished.trajectory)
+        except OSError as exc:
+            return fail(f"cannot write {args.record}: {exc.strerror or exc}")
     if args.json:
         print(json.dumps(_as_json(model, finished, blocks), ensure_ascii=False))
     else:
@@ -237,6 +257,8 @@ def _as_json(model, finished, blocks) -> dict:
             "ms_per_step": round(stats.ms_per_step, 3),
             "tokens_per_s": round(stats.tokens_per_s, 3),
         },
+        "filled_spans": [list(span) for span in finished.filled_spans],
+        "edits_per_block": [b.edits for b in blocks],
         "prompt_tokens": stats.prompt_tokens,
         "generated_tokens": stats.generated_tokens,
         "work_tokens": stats.work_tokens,
@@ -320,6 +342,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return run_generate(argv[1:])
         if argv and argv[0] == "serve":
             return run_serve(argv[1:])
+        if argv and argv[0] == "replay":
+            from .replay_cli import run_replay
+
+            return run_replay(argv[1:])
         return run_app(argv)
     except KeyboardInterrupt:
         return 130
