@@ -16,7 +16,7 @@ from typing import Sequence
 from engine.errors import InputError
 from engine.trajectory import Trajectory, decode
 
-from .widgets.printable import one_line
+from .widgets.printable import flowing, one_line
 
 DESCRIPTION = """\
 Replay a recorded denoising trajectory: print every step's canvas (settled positions as text, the rest as
@@ -168,7 +168,7 @@ def print_replay(trajectory: Trajectory, blocks_only: bool = False, out=None) ->
                   f"{record.content_delta!r}", file=out)
     if "finish_reason" in meta:
         print(f"finished: {meta['finish_reason']} · {len(meta.get('token_ids', []))} tokens", file=out)
-        print(meta.get("content", ""), file=out)
+        print(flowing(meta.get("content", "")), file=out)
 
 
 def export(trajectory: Trajectory, path: Path, width: int, fps: float) -> None:
