@@ -91,8 +91,9 @@ CONFIGS = [
 @pytest.mark.parametrize("family, settings", CONFIGS, ids=["dg-entropy", "dg-confidence", "llada", "llada-edit"])
 def test_given_positions_never_change_over_random_hole_layouts(request, family, settings):
     model = request.getfixturevalue(family)
-    rng = random.Random(hash(family) % 1000 + len(settings.to_dict()))
-    for trial in range(5):
+    # Seeded per configuration (str hashes change from run to run); more seeds are one range away.
+    rng = random.Random(f"{family}-{sorted(settings.to_dict().items())}")
+    for trial in range(6):
         template = _random_template(rng, 32)
         events = list(engine.generate(model, prompt_ids=PROMPT[: rng.randint(3, 9)], fill=template,
                                       settings=settings.replace(seed=trial)))

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from ..fill import FillCanvas, filled_spans, split_blocks
+from ..text import settled
 
 
 @dataclass(frozen=True)
@@ -32,7 +33,8 @@ class BlockFill:
 
 class PlainText:
     """A fill's answer has no reasoning channel: the text is the decoded template, held back only while it
-    ends inside a multi-byte character (the interface of engine.text.TextAssembler)."""
+    could still change (it ends inside a multi-byte character or a run of byte tokens; the interface of
+    engine.text.TextAssembler)."""
 
     def __init__(self, tokenizer):
         self.tokenizer = tokenizer
@@ -42,7 +44,8 @@ class PlainText:
 
     def feed(self, ids) -> tuple[str, str]:
         self.ids += [int(i) for i in ids]
-        return self._advance(self.tokenizer.decode(self.ids).rstrip("\ufffd")), ""
+        text = self.tokenizer.decode(settled(self.ids, getattr(self.tokenizer, "byte_ids", ())))
+        return self._advance(text.rstrip("\ufffd")), ""
 
     def finish(self) -> tuple[str, str]:
         return self._advance(self.tokenizer.decode(self.ids)), ""
