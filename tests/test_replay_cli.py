@@ -14,6 +14,7 @@ from engine.trajectory import decode
 from tui.cli import main
 from tui.replay_cli import from_store
 from tui.store import ConversationStore
+from tui.widgets.printable import flowing
 
 from conftest import CHECKPOINTS
 
@@ -84,7 +85,7 @@ def test_replay_prints_every_step_and_each_block(capsys, recording):
     step_lines = [line for line in lines if re.match(r"b\d+ s", line)]
     assert len(step_lines) == len(trajectory.frames)
     assert step_lines[0].startswith("b1 s 1/3") and "░" in step_lines[0] and "sat on the" in step_lines[0]
-    assert lines[-2].startswith("finished: stop") and lines[-1] == trajectory.meta["content"]
+    assert lines[-2].startswith("finished: stop") and lines[-1] == flowing(trajectory.meta["content"])
     code, out, _ = cli(capsys, "replay", str(recording), "--blocks")
     assert [line for line in out.splitlines() if line.startswith("block ")] and not \
         [line for line in out.splitlines() if line.startswith("b1 s")]
@@ -139,7 +140,7 @@ def test_replay_a_conversation_from_the_store(capsys, tmp_path, recording, monke
         # the last answer with a recording, by id or title; --message picks one
         for args in ([str(conversation.id)], ["Sky talk"], [str(conversation.id), "--message", "1"]):
             code, out, _ = cli(capsys, "replay", *args, "--blocks")
-            assert code == 0 and out.splitlines()[-1] == decode(recording.read_bytes()).meta["content"]
+            assert code == 0 and out.splitlines()[-1] == flowing(decode(recording.read_bytes()).meta["content"])
         code, _, err = cli(capsys, "replay", str(conversation.id), "--message", "2")
         assert code != 0 and "no recorded trajectory for answer 2" in err
         code, _, err = cli(capsys, "replay", str(conversation.id), "--message", "3")
