@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import dataclasses
 import importlib
 from typing import Iterator, Sequence
 
 from .context import fit_max_tokens
 from .errors import InputError
-from .events import Event, Prefilling
+from .events import BlockCommitted, Event, Finished, Prefilling, Step
+from .fill import as_template, tokenize
 from .families import FAMILIES
 from .settings import Settings
 from .threads import own_this_thread
@@ -24,6 +26,8 @@ def generate(
     session=None,
     images: Sequence[str] | None = None,
     progress=None,
+    fill=None,
+    record: bool = False,
 ) -> Iterator[Event]:
     """Generate a reply.
 
@@ -36,11 +40,21 @@ def generate(
     user message (DiffusionGemma with a vision tower only). `progress(event)` receives an
     `engine.events.Prefilling` after each encoder pass of a long prompt but the last (on this thread, before
     `Started`), so a front end can show that a long prompt is being read.
+    `fill` (an `engine.fill.FillTemplate`, or text with `___` / `[...]` holes) makes the answer that template:
+    its given text stays fixed and only the holes are denoised; `max_tokens` does not apply, the answer ends
+    when the template is filled, and `Finished.filled_spans` says where the fillings are. A fill has no
+    thinking channel (`think` must be off).
+    `record` attaches the generation's trajectory (engine.trajectory, bytes) to `Finished.trajectory`.
     """
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")
+    template = None
+    if fill is not None:
+        template = as_template(fill)
+        if think:
+            raise InputError("a fill answer has no thinking channel: turn thinking off to fill a template")
     extra = {}
     if messages is not None:
         prompt = model.tokenizer.prepare_chat(messages, think=think, images=images, processor=model.processor)
@@ -53,34 +67,71 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
-    return _start(model, list(prompt_ids), settings, randomness, cancel, session, progress, **extra)
+    return _start(model, list(prompt_ids), settings, randomness, cancel, session, progress, template, record,
+                  **extra)
 
 
 def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, progress=None,
-           pixel_values=None, token_type_ids=None):
+           template=None, record=False, pixel_values=None, token_type_ids=None):
     """Everything a request is checked for happens here, once, before the first event and before any work: ids
-    in the vocabulary, the family's settings, and prompt + max_tokens within the context (engine.context).
-    The block loop (engine.generation.driver) then trusts them."""
+    in the vocabulary, the family's settings, and prompt + max_tokens (or a fill's template) within the context
+    (engine.context). The block loop (engine.generation.driver) then trusts them."""
     from .generation.common import stop_ids
     from .generation.driver import run
     from .randomness import SeededRandomness
+    from .replay import RecordingRandomness
+    from .trajectory import TrajectoryRecorder
 
     network = model.network
     vocab = network.vocab_size
     if any(not 0 <= t < vocab for t in prompt_ids):
         raise InputError(f"prompt ids must be in [0, {vocab})")
     family = importlib.import_module(FAMILIES[model.family].generation)
+    recorders = []
 
     def randomness_for(seed: int):
-        return randomness if randomness is not None else SeededRandomness(seed, vocab)
+        chosen = randomness if randomness is not None else SeededRandomness(seed, vocab)
+        if record:
+            recorders.append(RecordingRandomness(chosen, TrajectoryRecorder({}, prompt_ids)))
+            return recorders[-1]
+        return chosen
 
     denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
-    fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
-                             network.context_length)
-    if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
-        denoiser, plan = family.build(model, settings.replace(max_tokens=fitting), randomness_for, pixel_values,
-                                      token_type_ids)
+    canvas = None
+    if template is not None:
+        canvas = tokenize(template, model.tokenizer.encode_text, vocab, max_hole=denoiser.fill_layout()[0])
+        # A fill's answer is its template, whatever max_tokens says: that must fit.
+        fit_max_tokens(len(prompt_ids), len(canvas.ids), True, network.context_length)
+    else:
+        fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
+                                 network.context_length)
+        if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
+            denoiser, plan = family.build(model, settings.replace(max_tokens=fitting), randomness_for,
+                                          pixel_values, token_type_ids)
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
     passes = None if progress is None else (lambda done, total: progress(Prefilling(done, total)))
-    return run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, passes)
+    events = run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, passes, canvas)
+    if not record:
+        return events
+    recording = recorders[-1]
+    # DiffusionGemma's confidence-threshold sampler reads sampled proposals the recorded canvases do not hold.
+    recording.keep_proposals = getattr(plan, "diffusion_sampler", None) == "confidence-threshold" and plan.temp > 0
+    recorder = recording.recorder
+    recorder.fill = None if canvas is None else (canvas.ids, canvas.hole)
+    recorder.meta = {"family": model.family, "model": getattr(model, "name", ""), "settings": settings.to_dict(),
+                     "seed": plan.seed, "plan": dataclasses.asdict(plan), "images": pixel_values is not None}
+    token_text = model.tokenizer.token_text if model.tokenizer is not None else None
+    return _recorded(events, recorder, token_text)
+
+
+def _recorded(events, recorder, token_text):
+    """The events, with every Step and block noted and the encoded trajectory attached to Finished."""
+    for event in events:
+        if isinstance(event, Step):
+            recorder.step(event)
+        elif isinstance(event, BlockCommitted):
+            recorder.block(event)
+        elif isinstance(event, Finished):
+            event = dataclasses.replace(event, trajectory=recorder.encode(event, token_text))
+        yield event

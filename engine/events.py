@@ -25,11 +25,15 @@ from typing import Any, Callable, Hashable, Literal, Mapping, Sequence, Union
 
 import numpy as np
 
+from .fill import FillTemplate
 from .image_budget import ImageBudget
 from .settings import Settings
 
 FinishReason = Literal["stop", "length", "cancelled"]
-StopReason = Literal["max_denoising_steps", "stable_and_confident", "all_positions_revealed", "cancelled"]
+# LLaDA-2.1 editing ends a block with "edits_settled" (a step after the last mask edited nothing) or
+# "max_post_steps" (it edited until its limit).
+StopReason = Literal["max_denoising_steps", "stable_and_confident", "all_positions_revealed", "edits_settled",
+                     "max_post_steps", "cancelled"]
 ScoreKind = Literal["entropy", "confidence"]
 
 
@@ -73,6 +77,8 @@ class Step:
     temperature: float | None
     noise_is_mask: bool         # True when unaccepted positions hold a mask id (LLaDA-2), False for random noise
     prompt_positions: int = 0   # leading positions of the block that belong to the prompt (LLaDA-2)
+    fixed: np.ndarray | None = None    # bool [L]: given text of a fill template (never changes); None = no fill
+    edited: np.ndarray | None = None   # bool [L]: filled positions this step re-wrote (LLaDA-2.1 editing)
 
 
 @dataclass(frozen=True)
@@ -89,6 +95,9 @@ class BlockCommitted:
     steps: int
     stop_reason: StopReason
     accepted_per_step: tuple[int, ...] = ()
+    edits: int = 0              # positions re-written by LLaDA-2.1 editing in this block (each time counts)
+    # A fill: character spans (start, end) of each hole's filling in the content delivered so far.
+    filled_spans: tuple[tuple[int, int], ...] = ()
 
 
 @dataclass(frozen=True)
@@ -124,6 +133,8 @@ class Finished:
     stats: Stats
     content_tail: str = ""
     reasoning_tail: str = ""
+    filled_spans: tuple[tuple[int, int], ...] = ()   # a fill: each hole's filling in `content`, in hole order
+    trajectory: bytes | None = None    # engine.generate(record=True): the encoded engine.trajectory
 
 
 Event = Union[Started, Step, BlockCommitted, Finished]
@@ -212,10 +223,12 @@ WorkerEvent = Union[LoadProgress, ModelLoaded, LoadFailed, GenerationUpdate, Gen
 @dataclass(frozen=True)
 class GenerationRequest:
     """One answer to generate: chat messages (images as {"type": "image", "path": ...} items of their user
-    turn), settings, thinking, and the conversation whose prefix cache the engine may reuse (any hashable
-    key; None = no reuse)."""
+    turn), settings, thinking, the conversation whose prefix cache the engine may reuse (any hashable
+    key; None = no reuse), an optional answer template and whether to record the trajectory."""
 
     messages: tuple[dict, ...]
     settings: Settings
     think: bool = False
     conversation: Hashable | None = None
+    fill: FillTemplate | None = None    # answer with this template (infilling, re-denoising a span)
+    record: bool = False                # attach the encoded trajectory to Finished

@@ -21,6 +21,7 @@ from .errors import SettingsError
 from .families import DIFFUSION_GEMMA, LLADA2
 
 SAMPLERS = ("entropy-bound", "confidence-threshold")
+LLADA_MODES = ("quality", "speed")
 BOTH = (DIFFUSION_GEMMA, LLADA2)
 DG = (DIFFUSION_GEMMA,)
 LL = (LLADA2,)
@@ -80,6 +81,17 @@ class Settings:
     diffusion_threshold_end: float | None = _spec(
         float, LL, "Threshold end", "threshold at the last step of a block (linear schedule from "
         "--diffusion-threshold; default: constant)", minimum=0.0, exclusive_minimum=True, maximum=1.0)
+    llada_mode: str | None = _spec(
+        str, LL, "LLaDA-2.1 mode", "LLaDA-2.1 preset: quality (threshold 0.7, editing 0.5, 16 post steps) or "
+        "speed (threshold 0.5, editing off, 16); settings given beside it win", choices=LLADA_MODES,
+        choice_noun="LLaDA mode")
+    editing_threshold: float | None = _spec(
+        float, LL, "Editing threshold", "LLaDA-2.1 token editing: re-write a filled position whose candidate "
+        "differs with confidence above this, in [0, 1]; 0 = off (default: off for 2.0 checkpoints, which editing "
+        "corrupts; 0.9 for 2.1)", minimum=0.0, maximum=1.0)
+    max_post_steps: int | None = _spec(
+        int, LL, "Editing steps after the last mask", "LLaDA-2.1: editing steps after a block's last mask is gone "
+        "(16); a step without an edit ends the block", minimum=0)
     entropy_bound: float | None = _spec(
         float, DG, "Entropy bound", "entropy budget per step in nats (checkpoint: 0.1)", minimum=0.0,
         exclusive_minimum=True)

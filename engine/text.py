@@ -70,6 +70,16 @@ def _clean_content(content: str, final: bool) -> str:
     return content.rstrip() if final else content
 
 
+def settled(ids: Sequence[int], byte_ids) -> Sequence[int]:
+    """`ids` without their trailing run of byte-fallback tokens: how those read depends on the bytes that may
+    still follow them (a lone byte token can turn from a character into U+FFFD), so text decoded from them
+    is not final until the run ends."""
+    end = len(ids)
+    while end and int(ids[end - 1]) in byte_ids:
+        end -= 1
+    return ids[:end]
+
+
 class TextAssembler:
     """Feed emitted ids block by block; get the new reasoning/content text each time."""
 
@@ -87,7 +97,8 @@ class TextAssembler:
         return self._advance(final=True)
 
     def _advance(self, final: bool) -> tuple[str, str]:
-        reasoning, content = split_reasoning(self.tokenizer.decode(self.ids), final)
+        ids = self.ids if final else settled(self.ids, getattr(self.tokenizer, "byte_ids", ()))
+        reasoning, content = split_reasoning(self.tokenizer.decode(ids), final)
         reasoning_delta = _delta(self.reasoning, reasoning)
         content_delta = _delta(self.content, content)
         self.reasoning += reasoning_delta

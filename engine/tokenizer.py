@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, field
+from functools import cached_property
 from pathlib import Path
 from typing import Any, Sequence
 
@@ -19,6 +20,7 @@ from .checkpoint import CheckpointFiles, read_json
 from .errors import CheckpointError, EngineError, InputError
 
 _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
+_BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")
 
 # The empty thinking channel a Gemma 4 template appends when thinking is off, and the markers around reasoning.
 REASONING_MARKERS = (("<|channel>", "<channel|>"), ("<think>", "</think>"))
@@ -113,6 +115,13 @@ class Tokenizer:
 
     def id_of(self, token: str) -> int | None:
         return self.backend.token_to_id(token)
+
+    @cached_property
+    def byte_ids(self) -> frozenset[int]:
+        """Byte-fallback tokens (`<0xNN>`). A run of them decodes as a whole, and invalid UTF-8 turns every byte
+        of the run into U+FFFD, so a later byte token can change how earlier ones read."""
+        vocab = self.backend.get_vocab(with_added_tokens=False)
+        return frozenset(i for piece, i in vocab.items() if _BYTE_PIECE.fullmatch(piece))
 
     # ---- chat ---------------------------------------------------------------------------------------------
 

@@ -231,6 +231,10 @@ class EngineWorker:
             from .session import Session
 
             session = self._sessions.setdefault(request.conversation, Session())
+        # Only what a request asks for is passed on, so stand-in generate functions need not know every option.
+        extra = {"fill": request.fill} if request.fill is not None else {}
+        if request.record:
+            extra["record"] = True
         try:
             events = self._generate(
                 self._model,
@@ -240,6 +244,7 @@ class EngineWorker:
                 cancel=job.cancel,
                 session=session,
                 progress=lambda event: self._notify(GenerationUpdate(job.id, event)),
+                **extra,
             )
             for event in events:
                 if isinstance(event, Step):

@@ -66,3 +66,25 @@ def test_incomplete_utf8_is_held_back():
     assembler.ids[-1] = ord("é")  # the next block completes the character
     content, _ = assembler.feed([])
     assert content == "é"
+
+
+def test_a_run_of_byte_tokens_is_held_back_until_it_ends():
+    # Byte-fallback tokens decode as a run: <0x18> alone reads as a character, but followed by the stray
+    # continuation byte <0x8F> the whole run is invalid UTF-8 and both read as U+FFFD. Delivering the first
+    # reading would make every later text disagree with it, and the rest of the answer was lost.
+    from conftest import CHECKPOINTS
+
+    import engine
+
+    tokenizer = engine.load(CHECKPOINTS / "dg_text").tokenizer
+    byte_18, byte_8f = tokenizer.id_of("<0x18>"), tokenizer.id_of("<0x8F>")
+    assert {byte_18, byte_8f} <= tokenizer.byte_ids and tokenizer.id_of("The") not in tokenizer.byte_ids
+    text = tokenizer.encode_text("The cat")
+    assembler = TextAssembler(tokenizer)
+    first, _ = assembler.feed(text + [byte_18])
+    assert first == "The cat"
+    rest = tokenizer.encode_text(" sat")
+    second, _ = assembler.feed([byte_8f] + rest)
+    tail, _ = assembler.finish()
+    whole = tokenizer.decode(text + [byte_18, byte_8f] + rest)
+    assert first + second + tail == assembler.content == whole and whole.endswith(" sat")

@@ -82,8 +82,10 @@ def cancelled_block(block: int, steps: int, accepted_per_step: Sequence[int]) ->
 
 
 def closing_events(text, finish_reason: str, emitted: Sequence[int], clock: Clock,
-                   steps_per_block: Sequence[int], block_lengths: Sequence[int], prompt_tokens: int):
-    """The one `Finished` event, carrying the text held back for a possible marker as its tails."""
+                   steps_per_block: Sequence[int], block_lengths: Sequence[int], prompt_tokens: int,
+                   filled_spans=None):
+    """The one `Finished` event, carrying the text held back for a possible marker as its tails (and, for a
+    fill, `filled_spans(content)`: where the holes' fillings lie in the final text)."""
     content_tail, reasoning_tail = text.finish()
     yield Finished(
         finish_reason=finish_reason,
@@ -93,4 +95,5 @@ def closing_events(text, finish_reason: str, emitted: Sequence[int], clock: Cloc
         stats=clock.stats(steps_per_block, block_lengths, prompt_tokens, len(emitted)),
         content_tail=content_tail,
         reasoning_tail=reasoning_tail,
+        filled_spans=filled_spans(text.content) if filled_spans is not None else (),
     )

@@ -131,30 +131,45 @@ class StepResult:
 
 
 class EntropyBound:
-    """The official sampler: accept the lowest-entropy positions within the bound; renoise every other one."""
+    """The official sampler: accept the lowest-entropy positions within the bound; renoise every other one.
+
+    A fill's given positions (`fixed`, [1, L] bool, with their ids) are accepted at every step and hold their
+    ids; they count as entropy 0 for the bound, so they cost none of it and the holes get the whole budget
+    (the lowest-entropy hole is still always accepted: only zeros are summed before it)."""
 
     score_kind = "entropy"
 
-    def __init__(self, plan: Plan, length: int):
-        self.plan = plan
+    def __init__(self, plan: Plan, length: int, fixed=None, fixed_ids=None):
+        self.plan, self.fixed, self.fixed_ids = plan, fixed, fixed_ids
 
     def step(self, ends: bool, processed, argmax, entropy, propose, renoise) -> StepResult:
-        accepted = entropy_bound_mask(entropy, self.plan.entropy_bound)
+        fixed = self.fixed
+        if fixed is None:
+            accepted = entropy_bound_mask(entropy, self.plan.entropy_bound)
+            newly = mx.sum(accepted)
+        else:
+            accepted = entropy_bound_mask(mx.where(fixed, 0.0, entropy), self.plan.entropy_bound) | fixed
+            newly = mx.sum(accepted & ~fixed)
         if ends:
-            return StepResult(accepted, entropy, mx.sum(accepted), None, argmax)
-        return StepResult(accepted, entropy, mx.sum(accepted), mx.where(accepted, propose(), renoise()), None)
+            return StepResult(accepted, entropy, newly, None, self._given(argmax))
+        return StepResult(accepted, entropy, newly, self._given(mx.where(accepted, propose(), renoise())), None)
+
+    def _given(self, ids):
+        return ids if self.fixed is None else mx.where(self.fixed, self.fixed_ids, ids)
 
 
 class ConfidenceThreshold:
     """mlx-vlm's heuristic: reveal proposals whose probability clears the threshold (at least the best one),
-    keep revealed positions fixed, and commit what was revealed (argmax where nothing was)."""
+    keep revealed positions fixed, and commit what was revealed (argmax where nothing was). A fill's given
+    positions start revealed, with their ids as the draft."""
 
     score_kind = "confidence"
 
-    def __init__(self, plan: Plan, length: int):
+    def __init__(self, plan: Plan, length: int, fixed=None, fixed_ids=None):
         self.plan = plan
-        self.revealed = mx.zeros((1, length), dtype=mx.bool_)
-        self.draft = mx.zeros((1, length), dtype=mx.int32)  # read only where revealed
+        self.revealed = mx.zeros((1, length), dtype=mx.bool_) if fixed is None else fixed
+        # read only where revealed
+        self.draft = mx.zeros((1, length), dtype=mx.int32) if fixed_ids is None else fixed_ids
 
     def step(self, ends: bool, processed, argmax, entropy, propose, renoise) -> StepResult:
         proposal = propose()
@@ -215,11 +230,23 @@ class Denoiser:
         # The cache then holds exactly prompt + reply, which the next turn's prompt starts with.
         return emitted
 
-    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel):
-        """Denoise one canvas; yields Step events; returns the outcome."""
+    def fill_layout(self) -> tuple[int, bool, int | None]:
+        # A canvas may be any length up to the maximum: a fill's blocks end where its template says.
+        return self.plan.diffusion_max_canvas_length, False, None
+
+    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel, given=None):
+        """Denoise one canvas; yields Step events; returns the outcome. `given` (a fill) fixes positions: they
+        start accepted with their ids, and the stop rule reads only the holes."""
         network, plan, rng = self.network, self.plan, self.rng
-        sampler = SAMPLERS[plan.diffusion_sampler](plan, length)
+        fixed = fixed_ids = holes = None
+        if given is not None:
+            if given.fixed.all():  # nothing to denoise: the block is given text
+                return BlockOutcome([int(t) for t in given.ids], 0, "all_positions_revealed")
+            fixed, fixed_ids, holes = mx.array(given.fixed[None]), mx.array(given.ids[None]), ~given.fixed
+        sampler = SAMPLERS[plan.diffusion_sampler](plan, length, fixed, fixed_ids)
         canvas = rng.tokens((1, length), block=block, step=-1).astype(mx.int32).reshape(1, length)
+        if fixed is not None:
+            canvas = mx.where(fixed, fixed_ids, canvas)
         self_conditioning = None
         tracker = StabilityTracker(plan.stability_threshold)
         steps = plan.max_denoising_steps
@@ -238,8 +265,9 @@ class Denoiser:
             if finite and not finite[0].item():
                 raise NonFiniteOutput()
             argmax_np = np.array(argmax[0])
-            stable = tracker.update(argmax_np)
-            confident = float(np.array(entropy[0]).mean()) < plan.confidence_threshold
+            stable = tracker.update(argmax_np if holes is None else argmax_np[holes])
+            confident = float(np.array(entropy[0])[holes if holes is not None else slice(None)].mean()) < \
+                plan.confidence_threshold
             stop_reason = "stable_and_confident" if stable and confident else \
                 "max_denoising_steps" if cur_step == 1 else None
 
@@ -267,6 +295,7 @@ class Denoiser:
                 accepted=np.ones(length, dtype=bool) if ends else np.array(result.accepted[0]),
                 newly_accepted=int(result.newly.item()), scores=np.array(result.scores[0], dtype=np.float32),
                 score_kind=sampler.score_kind, temperature=float(temperature), noise_is_mask=False,
+                fixed=None if given is None else given.fixed,
             )
             if ends:
                 return BlockOutcome([int(t) for t in np.array(result.committed[0])], k + 1, stop_reason)

@@ -13,9 +13,11 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Protocol
 
 from ..events import BlockCommitted, Started, Step, StopReason
-from ..models.chunking import Cancelled
 from ..text import TextAssembler
+from ..fill import FillCanvas
+from ..models.chunking import Cancelled
 from .common import Clock, cancelled_block, closing_events, emit_block
+from .fill_run import BlockFill, FillRun, PlainText
 
 
 @dataclass
@@ -33,21 +35,25 @@ class BlockOutcome:
     ids: list[int]                   # the whole final block (prompt tail included, for a family that has one)
     steps: int
     stop_reason: StopReason
+    edits: int = 0                   # positions re-written by token editing (LLaDA-2.1)
 
 
 class Denoiser(Protocol):
     family: str
     includes_stop: bool              # whether the stop id is emitted as the last token (LLaDA-2) or not
 
-    def prefill(self, prompt_ids: list[int], session, cancel, progress) -> Prefilled:
-        """Raises `Cancelled` when `cancel` is set between two encoder passes; calls `progress(done, total)`
-        after each pass of a long prompt but the last."""
-        ...
+    def prefill(self, prompt_ids: list[int], session, cancel, progress) -> Prefilled: ...
 
     def block_length(self, remaining: int) -> int: ...
 
-    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int],
-                      cancel) -> Generator[Step, None, BlockOutcome]: ...
+    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel,
+                      given: BlockFill | None = None) -> Generator[Step, None, BlockOutcome]:
+        """`given`: a fill template's fixed positions in this block, which start settled and never change."""
+        ...
+
+    def fill_layout(self) -> tuple[int, bool, int | None]:
+        """(positions per block, whether blocks have that fixed size, the id padding a short last block)."""
+        ...
 
     def commit(self, cache, ids: list[int]) -> None: ...
 
@@ -57,10 +63,16 @@ class Denoiser(Protocol):
 
 
 def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: frozenset[int], tokenizer, cancel,
-        session, progress=None) -> Generator:
-    """The event stream of one generation (see engine.events for its order)."""
-    text = TextAssembler(tokenizer)
+        session, progress=None, fill: FillCanvas | None = None) -> Generator:
+    """The event stream of one generation (see engine.events for its order). With `fill`, the answer is that
+    template (engine.generation.fill_run): its blocks come from the template and it ends once filled.
+    `progress(done, total)` hears of each encoder pass of a long prompt."""
+    filling = FillRun(fill, denoiser, stops, tokenizer) if fill is not None else None
+    text = TextAssembler(tokenizer) if filling is None else PlainText(tokenizer)
     clock = Clock()
+    prompt_tokens = len(prompt_ids)
+    if filling is not None:
+        prompt_ids = filling.encoder_prompt(prompt_ids)
     try:
         if session is not None:
             with session.writing_cache():
@@ -72,14 +84,15 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
     except Cancelled:
         # Cancelled while a long prompt was being encoded (the session forgot its half-written cache).
         clock.prefill_s = time.perf_counter() - clock.start
-        yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=0, prefill_s=clock.prefill_s,
+        yield Started(prompt_tokens=prompt_tokens, encoded_tokens=0, prefill_s=clock.prefill_s,
                       block_length=denoiser.block_length(max_tokens))
-        yield from closing_events(text, "cancelled", [], clock, [], [], len(prompt_ids))
+        yield from closing_events(text, "cancelled", [], clock, [], [], prompt_tokens)
         return
     cache, cached_ids = prefilled.cache, list(prefilled.cached_ids)
     clock.prefill_s = time.perf_counter() - clock.start
-    yield Started(prompt_tokens=len(prompt_ids), encoded_tokens=prefilled.encoded_tokens,
-                  prefill_s=clock.prefill_s, block_length=denoiser.block_length(max_tokens))
+    first_fill = filling.block(0, len(prompt_ids) - len(cached_ids)) if filling is not None else None
+    yield Started(prompt_tokens=prompt_tokens, encoded_tokens=prefilled.encoded_tokens, prefill_s=clock.prefill_s,
+                  block_length=first_fill[0] if first_fill else denoiser.block_length(max_tokens))
 
     emitted: list[int] = []
     steps_per_block: list[int] = []
@@ -88,11 +101,15 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
     block = 0
     while True:
         prompt_tail = prompt_ids[len(cached_ids):] if len(cached_ids) < len(prompt_ids) else []
-        length = denoiser.block_length(max_tokens - len(emitted))
+        given = None
+        if filling is None:
+            length = denoiser.block_length(max_tokens - len(emitted))
+        else:
+            length, given = first_fill if block == 0 else filling.block(block, len(prompt_tail))
         began = time.perf_counter()
         accepted: list[int] = []
-        outcome = yield from _noting_accepted(denoiser.denoise_block(cache, block, length, prompt_tail, cancel),
-                                              accepted)
+        outcome = yield from _noting_accepted(
+            denoiser.denoise_block(cache, block, length, prompt_tail, cancel, given), accepted)
         clock.denoise_s += time.perf_counter() - began
         steps_per_block.append(outcome.steps)
         lengths.append(length)
@@ -100,16 +117,23 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
             finish_reason = "cancelled"
             yield cancelled_block(block, outcome.steps, accepted)
             break
-        tokens, finish_reason = emit_block(outcome.ids[len(prompt_tail):], stops, max_tokens - len(emitted),
-                                           include_stop=denoiser.includes_stop)
+        if filling is None:
+            tokens, finish_reason = emit_block(outcome.ids[len(prompt_tail):], stops, max_tokens - len(emitted),
+                                               include_stop=denoiser.includes_stop)
+            block_tokens = tokens
+        else:
+            tokens, finish_reason = filling.emit(block, outcome.ids[len(prompt_tail):])
+            block_tokens = tokens[filling.lead:] if block == 0 else tokens  # the lead is in the cache already
         emitted += tokens
         content_delta, reasoning_delta = text.feed(tokens)
         yield BlockCommitted(block=block, token_ids=tuple(tokens), committed=tuple(outcome.ids),
                              content_delta=content_delta, reasoning_delta=reasoning_delta, steps=outcome.steps,
-                             stop_reason=outcome.stop_reason, accepted_per_step=tuple(accepted))
+                             stop_reason=outcome.stop_reason, accepted_per_step=tuple(accepted),
+                             edits=outcome.edits,
+                             filled_spans=filling.spans(text.content) if filling is not None else ())
         if finish_reason is not None:
             if session is not None:
-                tail = denoiser.final_commit(outcome, tokens)
+                tail = denoiser.final_commit(outcome, block_tokens)
                 if tail:  # so the next turn can reuse the whole reply when it re-tokenizes the same way
                     denoiser.commit(cache, tail)
                     cached_ids += tail
@@ -120,7 +144,8 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
 
     if session is not None:
         session.remember(cache, cached_ids, denoiser.family, prefilled.images)
-    yield from closing_events(text, finish_reason, emitted, clock, steps_per_block, lengths, len(prompt_ids))
+    yield from closing_events(text, finish_reason, emitted, clock, steps_per_block, lengths, prompt_tokens,
+                              filling.spans if filling is not None else None)
 
 
 def _noting_accepted(steps: Generator[Step, None, BlockOutcome], accepted: list[int]):

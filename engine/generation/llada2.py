@@ -18,12 +18,26 @@ Deliberate differences from the official code:
 * an optional linear threshold schedule (`diffusion_threshold` -> `diffusion_threshold_end` over a block's
   steps, as mlx-vlm offers); constant by default, and only when enabled does it change a trajectory.
 
+LLaDA-2.1 token editing (the 2.1 `generate()`, "M2T + T2T"), when `editing_threshold` > 0: every step also
+re-writes already filled positions (not the prompt, not a fill's given text) whose candidate differs from what
+they hold with a probability above `editing_threshold`, also while masks remain; once a block has no mask,
+up to `max_post_steps` more steps edit, and the first of them that edits nothing ends the block. Unmasking
+keeps the 2.0 schedule (quota and step cap, as diffusers' LLaDA2 pipeline does; the 2.1 remote code commits
+one fallback position per step with no cap), so a block is still never committed with a mask, and with
+editing off the loop is the 2.0 loop, step for step. A 2.1 checkpoint is recognised by its name or folder
+("LLaDA2.1", "llada-2.1", ...) or by `editing_threshold` in its generation_config; it then edits by default
+with the 2.1 code's values (0.9, 16 post steps). `llada_mode` presets follow diffusers' documentation; a
+setting given beside a preset wins. Editing 0 means off (diffusers' reading; the 2.1 code would edit every
+changed token at 0.0, which a "speed" mode cannot mean).
+
 The block loop itself is `engine.generation.driver`; this module supplies the plan and the unmasking step.
 """
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
+from pathlib import Path
 
 import mlx.core as mx
 import numpy as np
@@ -39,6 +53,13 @@ from .sampling import select_transfer, threshold_schedule, top_k_filter, top_p_f
 
 DEFAULT_STEPS = 32
 DEFAULT_THRESHOLD = 0.95
+EDITING_THRESHOLD_21 = 0.9   # the 2.1 remote code's default (its docstring says 0.5)
+DEFAULT_MAX_POST_STEPS = 16
+PRESETS = {
+    "quality": {"diffusion_threshold": 0.7, "editing_threshold": 0.5, "max_post_steps": 16},
+    "speed": {"diffusion_threshold": 0.5, "editing_threshold": 0.0, "max_post_steps": 16},
+}
+_NAME_21 = re.compile(r"llada[-_ ]?2[._]1(?!\d)", re.IGNORECASE)
 
 
 @dataclass(frozen=True)
@@ -54,18 +75,30 @@ class Plan:
     top_k: int | None
     top_p: float | None
     seed: int
+    editing_threshold: float = 0.0    # 0 = no token editing (LLaDA-2.0)
+    max_post_steps: int = DEFAULT_MAX_POST_STEPS
+    llada_mode: str | None = None
+
+    @property
+    def editing(self) -> bool:
+        return self.editing_threshold > 0
 
 
-def resolve_plan(settings: Settings, generation_config: dict) -> Plan:
+def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint: bool = False) -> Plan:
     """None -> the official defaults: block 32, steps 32, threshold 0.95, greedy; max_tokens from the
-    checkpoint's generation_config (max_new_tokens), else 256."""
+    checkpoint's generation_config (max_new_tokens), else 256; editing off, or for a 2.1 checkpoint
+    (`editing_checkpoint`) the 2.1 code's 0.9 with 16 post steps. A `llada_mode` preset fills what is unset."""
+    g = generation_config or {}
+    preset = PRESETS.get(settings.llada_mode, {})
     block_length = int(first_set(settings.block_length, DEFAULT_BLOCK_LENGTH))
-    max_tokens = int(first_set(settings.max_tokens, (generation_config or {}).get("max_new_tokens"), 256))
+    max_tokens = int(first_set(settings.max_tokens, g.get("max_new_tokens"), 256))
     # The official loop caps steps at gen_length (its quota then commits several tokens per step). Steps beyond
     # the block length would never run (the first block-length steps commit at least one position each), so
     # they are clamped too, and Step.max_steps shows the real bound.
     steps = min(int(first_set(settings.max_denoising_steps, DEFAULT_STEPS)), block_length, max_tokens)
-    threshold = float(first_set(settings.diffusion_threshold, DEFAULT_THRESHOLD))
+    threshold = float(first_set(settings.diffusion_threshold, preset.get("diffusion_threshold"), DEFAULT_THRESHOLD))
+    editing = first_set(settings.editing_threshold, preset.get("editing_threshold"), g.get("editing_threshold"),
+                        EDITING_THRESHOLD_21 if editing_checkpoint else 0.0)
     return Plan(
         max_tokens=max_tokens,
         block_length=block_length,
@@ -76,12 +109,28 @@ def resolve_plan(settings: Settings, generation_config: dict) -> Plan:
         top_k=settings.top_k or None,
         top_p=settings.top_p if settings.top_p is not None and settings.top_p < 1.0 else None,
         seed=int(first_set(settings.seed, 0)),
+        editing_threshold=float(editing),
+        max_post_steps=int(first_set(settings.max_post_steps, preset.get("max_post_steps"), g.get("max_post_steps"),
+                                     DEFAULT_MAX_POST_STEPS)),
+        llada_mode=settings.llada_mode,
     )
+
+
+def is_editing_checkpoint(name: str, path, generation_config: dict) -> bool:
+    """A LLaDA-2.1 checkpoint: its config says nothing of it (same model_type and architecture as 2.0), so it is
+    known by its name (Hub id or folder, any part of the path: the Hub cache keeps the id in a parent folder)
+    or by editing values in its generation_config."""
+    names = [str(name)] + ([*Path(path).parts] if path is not None else [])
+    return "editing_threshold" in (generation_config or {}) or any(_NAME_21.search(n) for n in names)
+
+
+def _editing_checkpoint(model) -> bool:
+    return is_editing_checkpoint(getattr(model, "name", ""), getattr(model, "path", None), model.generation_config)
 
 
 def checkpoint_defaults(model) -> dict:
     """What each setting left unset means for this checkpoint (for a settings panel)."""
-    plan = resolve_plan(Settings(), model.generation_config)
+    plan = resolve_plan(Settings(), model.generation_config, _editing_checkpoint(model))
     return {name: getattr(plan, name) for name in specs_for(LLADA2)}
 
 
@@ -134,22 +183,47 @@ class Denoiser:
         # Blocks are cached whole (block-causal attention); the next turn reuses them up to its first difference.
         return outcome.ids
 
-    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel):
-        """Unmask one block; yields Step events; returns the outcome."""
+    def fill_layout(self) -> tuple[int, bool, int | None]:
+        # Blocks sit at multiples of the block length (block-causal attention); the positions after a fill's
+        # template in its last block are given end-of-text ids, as the model pads a finished answer.
+        return self.plan.block_length, True, int(self.network.eos_token_ids[0])
+
+    def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel, given=None):
+        """Unmask one block (editing filled positions too, with LLaDA-2.1 editing on); yields Step events;
+        returns the outcome. `given` (a fill) fixes positions like the prompt tail: never masked, never edited."""
         network, plan = self.network, self.plan
-        prompt_positions = len(prompt_tail)
+        tail = len(prompt_tail)
         ids = np.full(length, network.mask_token_id, dtype=np.int32)
-        ids[:prompt_positions] = prompt_tail
-        masked = np.arange(length) >= prompt_positions
+        ids[:tail] = prompt_tail
+        frozen = np.arange(length) < tail        # never unmasked, never edited
+        shown_fixed = None
+        if given is not None:
+            ids[tail:] = np.where(given.fixed, given.ids, ids[tail:])
+            frozen[tail:] |= given.fixed
+            if frozen.all():  # nothing to denoise: the block is given text
+                return BlockOutcome([int(t) for t in ids], 0, "all_positions_revealed")
+            shown_fixed = frozen.copy()
+            shown_fixed[:tail - given.lead_in_tail] = False
+        prompt_positions = tail - (given.lead_in_tail if given is not None else 0)
+        masked = ~frozen
         # What a position scored when it was committed (prompt positions count as certain).
         committed_scores = np.ones(length, dtype=np.float32)
         steps = plan.max_denoising_steps
         quotas = transfer_schedule(length, steps)
         thresholds = threshold_schedule(plan.diffusion_threshold, plan.diffusion_threshold_end, steps)
+        max_steps = steps + (plan.max_post_steps if plan.editing else 0)
         # Each step commits at least min(quota, masks left) and the quotas add up to the block length, so the
-        # block fills up within `steps` forwards and is never committed with a mask left in it.
-        step = 0
-        while masked.any():
+        # block fills up within `steps` forwards and is never committed with a mask left in it (edits only ever
+        # re-write filled positions, so they cannot delay that).
+        step = post = edits = 0
+        stop_reason = "all_positions_revealed"
+        while True:
+            unmasking = bool(masked.any())
+            if not unmasking:
+                post += 1
+                if not plan.editing or post > plan.max_post_steps:
+                    stop_reason = "max_post_steps" if plan.editing else stop_reason
+                    break
             if is_cancelled(cancel):
                 return BlockOutcome([], step, "cancelled")
             logits = network.denoise(mx.array(ids[None]), cache)[0]
@@ -160,25 +234,37 @@ class Denoiser:
             if finite and not finite[0].item():
                 raise NonFiniteOutput()
             x0_np, probability_np = np.array(x0), np.array(probability, dtype=np.float32)
-            confidence = np.where(masked, probability_np, -np.inf)
-            transfer = select_transfer(confidence, quotas[step], thresholds[step])
+            transfer = np.zeros(length, dtype=bool)
+            if unmasking:
+                confidence = np.where(masked, probability_np, -np.inf)
+                transfer = select_transfer(confidence, quotas[step], thresholds[step])
+            edited = None
+            if plan.editing:
+                # (never into the mask id: an edit must not take a filled position back to a mask)
+                edited = ~masked & ~frozen & (probability_np > plan.editing_threshold) & (x0_np != ids) & \
+                    (x0_np != network.mask_token_id)
+                edits += int(edited.sum())
+            changed = transfer if edited is None else transfer | edited
+            ids = np.where(changed, x0_np, ids).astype(np.int32)
+            committed_scores = np.where(changed, probability_np, committed_scores)
             scores = np.where(masked, probability_np, committed_scores)
-            ids = np.where(transfer, x0_np, ids).astype(np.int32)
-            committed_scores = np.where(transfer, probability_np, committed_scores)
             masked &= ~transfer
             yield Step(
-                block=block, step=step, max_steps=steps,
+                block=block, step=step, max_steps=max_steps,
                 canvas=ids.copy(), candidates=x0_np, accepted=~masked, newly_accepted=int(transfer.sum()),
                 scores=scores, score_kind="confidence", temperature=plan.temp, noise_is_mask=True,
-                prompt_positions=prompt_positions,
+                prompt_positions=prompt_positions, fixed=shown_fixed, edited=edited,
             )
             step += 1
-        return BlockOutcome([int(t) for t in ids], step, "all_positions_revealed")
+            if not unmasking and not edited.any():
+                stop_reason = "edits_settled"
+                break
+        return BlockOutcome([int(t) for t in ids], step, stop_reason, edits)
 
 
 def build(model, settings: Settings, randomness_for, pixel_values=None, token_type_ids=None):
     """(denoiser, plan) for one request; raises before any work on bad input."""
     if pixel_values is not None:
         raise InputError("LLaDA-2 reads text only; it cannot take images")
-    plan = resolve_plan(settings, model.generation_config)
+    plan = resolve_plan(settings, model.generation_config, _editing_checkpoint(model))
     return Denoiser(model.network, plan, randomness_for(plan.seed)), plan
