@@ -106,7 +106,7 @@ def main() -> None:
         "device": str(mx.default_device()),
         "mlx": mx.__version__,
         "machine": platform.machine(),
-        "blas": _blas.loaded_from or "bundled",
+        "blas": _blas.describe(),
         "results": results,
     }, indent=2))
 

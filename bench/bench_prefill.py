@@ -86,7 +86,7 @@ def main() -> None:
             results.append(bench(Path(folder), "mid-size random DiffusionGemma", args.mid_size_tokens))
     print(json.dumps({
         "machine": {"platform": platform.platform(), "mlx": mx.__version__, "device": str(mx.default_device()),
-                    "blas": _blas.loaded_from},
+                    "blas": _blas.describe()},
         "chunking": {"min_chunk": chunking.MIN_CHUNK, "max_chunk": chunking.MAX_CHUNK,
                      "score_elements": chunking.SCORE_ELEMENTS},
         "results": results,

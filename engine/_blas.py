@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import ctypes
 import ctypes.util
+import functools
 import os
 import platform
 import sys
@@ -45,3 +46,33 @@ def prefer_openblas() -> str | None:
             loaded_from = path
             return path
     return None
+
+
+@functools.cache
+def openblas_mapped() -> str | None:
+    """The OpenBLAS mapped into this process, whoever loaded it (this module, `LD_PRELOAD`, another library),
+    or None: what decides the CPU expert path, since its speed depends on the BLAS that serves MLX, not on who
+    loaded it. NumPy's wheels bundle `scipy_openblas` with prefixed symbols MLX cannot bind to; it does not
+    count. Cached: read once, after MLX has bound its symbols (binding happens at import, RTLD_NOW)."""
+    if loaded_from:
+        return loaded_from
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            return openblas_among(maps.read())
+    except OSError:
+        return None
+
+
+def openblas_among(maps: str) -> str | None:
+    """The first OpenBLAS file among the mappings of a `/proc/<pid>/maps` text (symlinks followed)."""
+    paths = sorted({line.split(maxsplit=5)[5].strip() for line in maps.splitlines() if len(line.split(maxsplit=5)) == 6})
+    for path in paths:
+        name = os.path.basename(os.path.realpath(path)).lower()
+        if "openblas" in name and "scipy" not in name:
+            return path
+    return None
+
+
+def describe() -> str:
+    """Which BLAS serves MLX's CPU matmuls, for benchmarks and notices."""
+    return openblas_mapped() or "bundled reference BLAS"

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 from typing import Iterator
 
-import mlx.core as mx
 import numpy as np
 
 from .errors import InputError
@@ -29,17 +28,25 @@ class RecordingRandomness:
         self.inner, self.recorder = inner, recorder
         self.keep_proposals = False
 
-    def tokens(self, shape, *, block: int, step: int) -> mx.array:
-        ids = self.inner.tokens(shape, block=block, step=step)
+    def tokens(self, count: int, *, block: int, step: int) -> np.ndarray:
+        ids = self.inner.tokens(count, block=block, step=step)
         if step == -1:
             self.recorder.draw("initial", block, step, ids)
         return ids
 
-    def categorical(self, logits: mx.array, *, block: int, step: int) -> mx.array:
-        ids = self.inner.categorical(logits, block=block, step=step)
+    def proposals(self, count: int, *, block: int, step: int) -> np.ndarray | None:
+        ids = self.inner.proposals(count, block=block, step=step)
+        if ids is not None:
+            self.sampled(ids, block=block, step=step)
+        return ids
+
+    def uniform(self, count: int, *, block: int, step: int) -> np.ndarray:
+        return self.inner.uniform(count, block=block, step=step)
+
+    def sampled(self, ids: np.ndarray, *, block: int, step: int) -> None:
+        self.inner.sampled(ids, block=block, step=step)
         if self.keep_proposals:
             self.recorder.draw("proposal", block, step, ids)
-        return ids
 
 
 class ReplayRandomness:
@@ -56,19 +63,25 @@ class ReplayRandomness:
             raise InputError(f"the trajectory has no step {step + 1} of block {block + 1} to replay")
         return frame
 
-    def tokens(self, shape, *, block: int, step: int) -> mx.array:
+    def tokens(self, count: int, *, block: int, step: int) -> np.ndarray:
         ids = self.trajectory.initial.get(block) if step == -1 else self._frame(block, step).canvas
         if ids is None:
             raise InputError(f"the trajectory has no initial canvas of block {block + 1}")
-        return mx.array(np.asarray(ids, np.int32)).reshape(shape)
+        return np.asarray(ids, np.int32).reshape(count)
 
-    def categorical(self, logits: mx.array, *, block: int, step: int) -> mx.array:
+    def proposals(self, count: int, *, block: int, step: int) -> np.ndarray:
         proposal = self.trajectory.proposals.get((block, step))
         if proposal is None:
             # LLaDA-2: the candidates are the draws; DiffusionGemma: the canvas holds them where they count.
             frame = self._frame(block, step)
             proposal = frame.candidates if self.sampled_candidates else frame.canvas
-        return mx.array(np.asarray(proposal, np.int32)).reshape(logits.shape[:-1])
+        return np.asarray(proposal, np.int32).reshape(count)
+
+    def uniform(self, count: int, *, block: int, step: int) -> np.ndarray:
+        raise AssertionError("a replay serves recorded proposals, never uniforms")
+
+    def sampled(self, ids: np.ndarray, *, block: int, step: int) -> None:
+        return None
 
 
 def fill_template(trajectory: Trajectory) -> FillTemplate | None:

@@ -6,13 +6,13 @@ from __future__ import annotations
 import json
 import threading
 
-import mlx.core as mx
 import numpy as np
 import pytest
 
 import engine
 from engine.events import BlockCommitted, Finished, Started, Step
 from engine.generation.diffusion_gemma import resolve_plan
+from engine.randomness import Draws
 
 from conftest import CHECKPOINTS, FIXTURES
 
@@ -21,7 +21,7 @@ MLX_GOLDEN = FIXTURES / "golden" / "dg_text"
 EOS = (1, 106, 50)
 
 
-class RecordedDraws:
+class RecordedDraws(Draws):
     """Serves the reference's random draws by (block, step), and records the calls the engine makes."""
 
     def __init__(self, npz, init_key: str):
@@ -29,17 +29,20 @@ class RecordedDraws:
         self.init_key = init_key
         self.calls: list[tuple[str, int, int]] = []
 
-    def tokens(self, shape, *, block, step):
+    def tokens(self, count, *, block, step):
         self.calls.append(("tokens", block, step))
         if step == -1:
             row = self.data[f"b{block}_{self.init_key}"]
         else:
             row = self.data[f"b{block}_renoise_draw"][step]
-        return mx.array(row.astype(np.int32)).reshape(shape)
+        return row.astype(np.int32).reshape(count)
 
-    def categorical(self, logits, *, block, step):
+    def proposals(self, count, *, block, step):
         self.calls.append(("categorical", block, step))
-        return mx.array(self.data[f"b{block}_proposals"][step].astype(np.int32)).reshape(logits.shape[:-1])
+        return self.data[f"b{block}_proposals"][step].astype(np.int32).reshape(count)
+
+    def uniform(self, count, *, block, step):
+        raise AssertionError("recorded proposals are served instead")
 
 
 @pytest.fixture(scope="module")

@@ -21,10 +21,10 @@ from engine.generation.sampling import (
     linear_temperature,
     select_transfer,
     threshold_schedule,
-    token_entropy,
     transfer_schedule,
 )
-from engine.randomness import SeededRandomness
+from engine.generation.fused import analyse
+from engine.randomness import Draws, SeededRandomness
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "ran", "far", "away", "!", "sky", "is", "blue"]
 PROMPT = [2, 105, 194, 488, 191, 107, 164, 181, 198]
@@ -47,26 +47,33 @@ class Recorded:
         self.inner = SeededRandomness(seed, vocab)
         self.draws: dict[tuple[str, int, int], np.ndarray] = {}
 
-    def tokens(self, shape, *, block, step):
-        out = self.inner.tokens(shape, block=block, step=step)
+    def tokens(self, count, *, block, step):
+        out = self.inner.tokens(count, block=block, step=step)
         self.draws[("tokens", block, step)] = np.array(out).reshape(-1)
         return out
 
-    def categorical(self, logits, *, block, step):
-        out = self.inner.categorical(logits, block=block, step=step)
-        self.draws[("categorical", block, step)] = np.array(out).reshape(-1)
-        return out
+    def proposals(self, count, *, block, step):
+        return None
+
+    def uniform(self, count, *, block, step):
+        return self.inner.uniform(count, block=block, step=step)
+
+    def sampled(self, ids, *, block, step):
+        self.draws[("categorical", block, step)] = np.array(ids).reshape(-1)
 
 
-class Replayed:
+class Replayed(Draws):
     def __init__(self, recorded: Recorded):
         self.draws = recorded.draws
 
-    def tokens(self, shape, *, block, step):
-        return mx.array(self.draws[("tokens", block, step)]).reshape(shape)
+    def tokens(self, count, *, block, step):
+        return self.draws[("tokens", block, step)].reshape(count)
 
-    def categorical(self, logits, *, block, step):
-        return mx.array(self.draws[("categorical", block, step)]).reshape(logits.shape[:-1])
+    def proposals(self, count, *, block, step):
+        return self.draws[("categorical", block, step)].reshape(count)
+
+    def uniform(self, count, *, block, step):
+        raise AssertionError("recorded proposals are served instead")
 
 
 def _random_template(rng: random.Random, max_hole: int) -> FillTemplate:
@@ -145,19 +152,20 @@ def test_dg_fill_equals_a_hand_driven_replay_of_recorded_draws(dg):
         x = np.where(fixed, given, recorded.draws[("tokens", b, -1)])
         self_conditioning, previous = None, None
         for k in range(steps):
-            logits = net.denoise(mx.array(x[None]), cache, self_conditioning=self_conditioning)
-            processed = logits / mx.array(linear_temperature(steps - k, steps, plan.t_min, plan.t_max))
-            argmax = np.array(mx.argmax(processed, axis=-1))[0]
-            entropy = np.array(token_entropy(processed))[0]
+            logits = net.denoise(mx.array(x[None].astype(np.int32)), cache, self_conditioning=self_conditioning,
+                                 softcap=False)[0]
+            analysis = analyse(logits, softcap=net.softcap, probabilities=True,
+                               temperature=float(linear_temperature(steps - k, steps, plan.t_min, plan.t_max)))
+            argmax, entropy = analysis.argmax, analysis.entropy
             stable = previous is not None and np.array_equal(previous, argmax[holes])
             previous = argmax[holes]
             if (stable and entropy[holes].mean() < plan.confidence_threshold) or k == steps - 1:
                 final = np.where(fixed, given, argmax)
                 break
-            accepted = np.array(entropy_bound_mask(mx.array(np.where(fixed, 0.0, entropy)), plan.entropy_bound))
+            accepted = entropy_bound_mask(np.where(fixed, 0.0, entropy), plan.entropy_bound)
             proposal, noise = recorded.draws[("categorical", b, k)], recorded.draws[("tokens", b, k)]
             x = np.where(fixed, given, np.where(accepted | fixed, proposal, noise))
-            self_conditioning = net.self_conditioning_signal(processed)
+            self_conditioning = net.self_conditioning_from_probabilities(analysis.probabilities)
         committed = [e for e in events if isinstance(e, BlockCommitted)][b]
         assert list(committed.committed) == final.tolist()
         tokens += [int(t) for t, h in zip(final, holes) if not (h and t in (0, 1, 2, 3, 50, 106))]
@@ -194,8 +202,8 @@ def test_llada_fill_equals_a_hand_driven_replay_of_recorded_draws(llada):
         masked[len(tail):len(tail) + end - begin] = canvas.hole[begin:end] >= 0
         step = 0
         while masked.any():
-            x0, p = propose(net.denoise(mx.array(ids[None]), cache)[0], plan, replay, b, step)
-            x0, p = np.array(x0), np.array(p)
+            analysis = propose(net.denoise(mx.array(ids[None]), cache)[0], plan, replay, b, step)
+            x0, p = analysis.proposal, analysis.probability
             transfer = select_transfer(np.where(masked, p, -np.inf), quotas[step], thresholds[step])
             ids, masked, step = np.where(transfer, x0, ids).astype(np.int32), masked & ~transfer, step + 1
         committed = [e for e in events if isinstance(e, BlockCommitted)][b]

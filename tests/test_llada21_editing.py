@@ -107,11 +107,16 @@ def test_the_post_phase_stops_after_max_post_steps():
 
 
 def test_the_edit_rule_is_strict_and_never_writes_a_mask():
+    # Just under the threshold: no edit (exactly at it is a question of float rounding, not of the rule);
+    # a mask: never, however confident.
     script = [[(7, 0.95), (8, 0.95), (9, 0.95), (10, 0.95)],
-              [(12, 0.8), (MASK, 0.99), (9, 0.95), (10, 0.95)]]   # p == threshold: no edit; a mask: never
+              [(12, 0.7999), (MASK, 0.99), (9, 0.95), (10, 0.95)]]
     steps, blocks, _ = run(script)
     assert not steps[1].edited.any() and blocks[0].committed == (7, 8, 9, 10)
     assert all(MASK not in b.committed for b in blocks)
+    script[1][0] = (12, 0.8001)  # just over it: edited
+    steps, blocks, _ = run(script)
+    assert steps[1].edited.tolist() == [True, False, False, False] and blocks[0].committed == (12, 8, 9, 10)
 
 
 def test_editing_off_is_the_2_0_loop():

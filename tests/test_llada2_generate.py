@@ -16,6 +16,7 @@ from engine.errors import InputError, SettingsError
 from engine.events import BlockCommitted, Finished, Started, Step
 from engine.generation import llada2
 from engine.generation.llada2 import propose, resolve_plan
+from engine.randomness import Draws
 from engine.generation.sampling import (
     select_transfer,
     threshold_schedule,
@@ -54,18 +55,21 @@ def _settings(kwargs) -> engine.Settings:
     )
 
 
-class ReplayDraws:
+class ReplayDraws(Draws):
     """Hands out the reference's recorded torch.multinomial draws instead of sampling."""
 
     def __init__(self, npz):
         self.npz = npz
         self.calls = []
 
-    def categorical(self, logits, *, block, step):
-        self.calls.append((block, step, logits.shape))
-        return mx.array(self.npz[f"b{block}_draws"][step])
+    def proposals(self, count, *, block, step):
+        self.calls.append((block, step, count))
+        return np.asarray(self.npz[f"b{block}_draws"][step], np.int32).reshape(count)
 
-    def tokens(self, shape, *, block, step):
+    def uniform(self, count, *, block, step):
+        raise AssertionError("recorded draws are served instead")
+
+    def tokens(self, count, *, block, step):
         raise AssertionError("LLaDA-2 never draws noise tokens")
 
 
@@ -135,9 +139,9 @@ def test_top_k_and_top_p_match_reference_helpers():
 
 def test_greedy_proposal_matches_reference_helper():
     settings = resolve_plan(engine.Settings(temp=0.0, top_k=3), {})
-    x0, p = propose(mx.array(UNITS["llada_logits"]), settings, None, 0, 0)
-    np.testing.assert_array_equal(np.array(x0), UNITS["llada_greedy_x0"])
-    np.testing.assert_allclose(np.array(p), UNITS["llada_greedy_p"], atol=1e-6)
+    analysis = propose(mx.array(UNITS["llada_logits"]), settings, None, 0, 0)
+    np.testing.assert_array_equal(analysis.proposal, UNITS["llada_greedy_x0"])
+    np.testing.assert_allclose(analysis.probability, UNITS["llada_greedy_p"], atol=1e-6)
 
 
 def test_resolve_plan_defaults_and_clamps():
@@ -167,8 +171,8 @@ def test_teacher_forced_steps_match_official(model, run):
         for s in range(steps):
             block_in = npz[f"b{b}_block_in"][s]
             logits = net.denoise(mx.array(block_in[None]), cache)[0]
-            x0, p = propose(logits, settings, draws, b, s)
-            x0, p = np.array(x0), np.array(p)
+            analysis = propose(logits, settings, draws, b, s)
+            x0, p = analysis.proposal, analysis.probability
             clear = npz[f"b{b}_top1_margin"][s] > 1e-3
             np.testing.assert_array_equal(x0[clear], npz[f"b{b}_x0"][s][clear])
             np.testing.assert_allclose(p, npz[f"b{b}_x0_p"][s], atol=1e-4)
@@ -198,7 +202,7 @@ def test_trajectory_matches_official_token_for_token(model, run):
     # sampled runs draw exactly once per step, for the whole block
     sampled = meta["generate_kwargs"]["temperature"] > 0
     assert len(randomness.calls) == (sum(meta["steps_per_block"]) if sampled else 0)
-    assert all(shape == (32, 512) for _, _, shape in randomness.calls)
+    assert all(count == 32 for _, _, count in randomness.calls)
 
 
 @pytest.mark.parametrize("variant", ["llada2", "llada2_mlx_fp32", "llada2_mlx_4bit"])

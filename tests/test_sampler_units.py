@@ -8,13 +8,8 @@ import numpy as np
 import pytest
 
 from engine.generation.diffusion_gemma import StabilityTracker
-from engine.generation.sampling import (
-    confidence_transfer_mask,
-    entropy_bound_mask,
-    linear_temperature,
-    token_entropy,
-    token_probability,
-)
+from engine.generation.fused import analyse
+from engine.generation.sampling import confidence_transfer_mask, entropy_bound_mask, linear_temperature
 
 UNITS = Path(__file__).parent / "fixtures" / "units"
 DATA = np.load(UNITS / "sampler_units.npz")
@@ -27,17 +22,45 @@ def test_linear_temperature_matches_reference_schedule():
     assert ours[0] == np.float32(0.8) and ours[-1] > 0.4
 
 
-def test_entropy_and_probability():
+@pytest.fixture(params=["host", "device"])
+def sampler_path(request, monkeypatch):
+    """Both implementations of the fused step analysis (NumPy on the host, compiled MLX on the device)."""
+    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", request.param)
+    return request.param
+
+
+def test_entropy_and_probability(sampler_path):
     logits = mx.array(DATA["entropy_logits"])
-    np.testing.assert_allclose(np.array(token_entropy(logits)), DATA["entropy_out"], atol=1e-5)
-    ids = mx.array(DATA["probability_ids"])
-    np.testing.assert_allclose(np.array(token_probability(logits, ids)), DATA["probability_out"], atol=1e-6)
+    ids = DATA["probability_ids"].reshape(-1)
+    flat = logits.reshape(-1, logits.shape[-1])
+    analysis = analyse(flat, proposal=ids, temp=1.0, confidence_from="processed")
+    np.testing.assert_allclose(analysis.entropy.reshape(DATA["entropy_out"].shape), DATA["entropy_out"], atol=1e-5)
+    np.testing.assert_allclose(analysis.probability.reshape(DATA["probability_out"].shape), DATA["probability_out"],
+                               atol=1e-6)
+    assert analysis.argmax.tolist() == np.argmax(np.array(flat), axis=-1).tolist()
+
+
+def test_inverse_transform_sampling_draws_from_the_softmax(sampler_path):
+    # Three positions, three ids: the empirical frequencies of 20,000 draws match softmax(logits / temp).
+    logits = np.log(np.array([[0.7, 0.2, 0.1], [0.1, 0.1, 0.8], [1 / 3, 1 / 3, 1 / 3]], np.float32))
+    rows = mx.array(np.tile(logits, (20_000 // 3 + 1, 1))[:20_000])  # rows 0, 1, 2, 0, 1, 2, ...
+    uniforms = np.random.default_rng(0).random(20_000, dtype=np.float32)
+    drawn = analyse(rows, temp=1.0, uniforms=uniforms).proposal
+    for row in range(3):
+        picked = drawn[row::3]
+        frequencies = np.bincount(picked, minlength=3) / len(picked)
+        np.testing.assert_allclose(frequencies, np.exp(logits[row]), atol=0.03)
+    sharper = analyse(rows, temp=0.5, uniforms=uniforms, confidence_from="proposal")
+    expected = np.exp(2 * logits[0]) / np.exp(2 * logits[0]).sum()
+    np.testing.assert_allclose(np.bincount(sharper.proposal[0::3], minlength=3) / len(sharper.proposal[0::3]),
+                               expected, atol=0.03)
+    np.testing.assert_allclose(sharper.probability[0::3], expected[sharper.proposal[0::3]], atol=1e-5)
 
 
 @pytest.mark.parametrize("case", ["random", "all_tiny", "ties", "one_low", "ramp"])
 @pytest.mark.parametrize("bound", [0.1, 0.3])
 def test_entropy_bound_mask(case, bound):
-    entropy = mx.array(DATA[f"entropy_mask_{case}_in"])
+    entropy = DATA[f"entropy_mask_{case}_in"]
     expected = DATA[f"entropy_mask_{case}_bound{bound}"]
     got = np.array(entropy_bound_mask(entropy, bound))
     np.testing.assert_array_equal(got, expected)
@@ -46,7 +69,7 @@ def test_entropy_bound_mask(case, bound):
 
 def test_entropy_bound_worked_example():
     # Reference §6.2: entropies [0.4, 0.1, 0.2, 0.05], bound 0.16 -> [F, T, T, T]
-    got = entropy_bound_mask(mx.array([0.4, 0.1, 0.2, 0.05]), 0.16)
+    got = entropy_bound_mask(np.array([0.4, 0.1, 0.2, 0.05]), 0.16)
     assert np.array(got).tolist() == [False, True, True, True]
 
 
@@ -54,8 +77,8 @@ def test_entropy_bound_worked_example():
 def test_confidence_transfer_mask(case):
     params = CASES[f"conf_mask_{case}"]
     got = confidence_transfer_mask(
-        mx.array(DATA[f"conf_mask_{case}_confidence"]),
-        mx.array(DATA[f"conf_mask_{case}_unrevealed"]),
+        DATA[f"conf_mask_{case}_confidence"],
+        DATA[f"conf_mask_{case}_unrevealed"],
         params["threshold"],
         force_all=params["force_all"],
     )
@@ -67,7 +90,7 @@ def _stop_sequence(canvases, logits):
     results = []
     for canvas in canvases:
         stable = tracker.update(np.array(canvas))
-        confident = float(np.array(token_entropy(logits)).mean()) < 0.005
+        confident = float(analyse(logits).entropy.mean()) < 0.005
         results.append(stable and confident)
     return results
 

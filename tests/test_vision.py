@@ -13,6 +13,7 @@ from mlx.utils import tree_flatten
 from PIL import Image
 
 import engine
+from engine.randomness import Draws
 from engine.errors import InputError
 from engine.events import Finished, Started
 from engine.images import ImageProcessor, image_runs
@@ -320,17 +321,17 @@ def test_several_images_of_any_aspect_ratio_in_one_prompt(tmp_path, vision_netwo
         np.testing.assert_allclose(np.array(a.values), np.array(b.values), atol=1e-5)
 
 
-class RecordedDraws:
+class RecordedDraws(Draws):
     """The reference run's random canvases, served by (block, step)."""
 
     def __init__(self, npz: Path):
         self.data = np.load(npz)
 
-    def tokens(self, shape, *, block, step):
+    def tokens(self, count, *, block, step):
         row = self.data[f"b{block}_init_canvas"] if step == -1 else self.data[f"b{block}_renoise_draw"][step]
-        return mx.array(row.astype(np.int32)).reshape(shape)
+        return row.astype(np.int32).reshape(count)
 
-    def categorical(self, logits, *, block, step):
+    def uniform(self, count, *, block, step):
         raise AssertionError("temperature 0 never samples proposals")
 
 

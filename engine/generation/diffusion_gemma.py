@@ -31,8 +31,8 @@ from ..images import image_runs
 from ..settings import Settings, check_temperature_schedule, specs_for
 from .common import first_set, is_cancelled
 from .driver import BlockOutcome, Prefilled
-from .sampling import confidence_transfer_mask, entropy_bound_mask, linear_temperature, token_entropy, \
-    token_probability
+from .fused import analyse
+from .sampling import confidence_transfer_mask, entropy_bound_mask, linear_temperature
 
 
 @dataclass(frozen=True)
@@ -115,47 +115,52 @@ class StabilityTracker:
         return stable
 
 
-# ---- the two samplers -------------------------------------------------------------------------------------------
+# ---- the two samplers (per position, on the host: the vocabulary-wide work is engine.generation.fused) ----------
 
 
 @dataclass
 class StepResult:
-    """What a sampler decided at one step (MLX arrays are [1, L])."""
+    """What a sampler decided at one step ([L] NumPy arrays)."""
 
-    accepted: mx.array           # settled positions after this step
-    scores: mx.array             # entropy or confidence per position
-    newly: mx.array              # how many positions this step accepted (a scalar array)
-    canvas: mx.array | None      # the next step's input canvas; None when the block ends
-    committed: mx.array | None   # the block, when the sampler ends it
+    accepted: np.ndarray         # settled positions after this step
+    scores: np.ndarray           # entropy or confidence per position
+    newly: int                   # how many positions this step accepted
+    committed: np.ndarray | None  # the block, when the sampler ends it
+    keep: np.ndarray | None = None   # positions the next canvas keeps (the rest are renoised)
+    kept_ids: np.ndarray | None = None
     all_revealed: bool = False
+
+    def canvas(self, noise: np.ndarray) -> np.ndarray:
+        return np.where(self.keep, self.kept_ids, noise).astype(np.int32)
 
 
 class EntropyBound:
     """The official sampler: accept the lowest-entropy positions within the bound; renoise every other one.
 
-    A fill's given positions (`fixed`, [1, L] bool, with their ids) are accepted at every step and hold their
+    A fill's given positions (`fixed`, [L] bool, with their ids) are accepted at every step and hold their
     ids; they count as entropy 0 for the bound, so they cost none of it and the holes get the whole budget
     (the lowest-entropy hole is still always accepted: only zeros are summed before it)."""
 
     score_kind = "entropy"
+    confidence_from = None
 
     def __init__(self, plan: Plan, length: int, fixed=None, fixed_ids=None):
         self.plan, self.fixed, self.fixed_ids = plan, fixed, fixed_ids
 
-    def step(self, ends: bool, processed, argmax, entropy, propose, renoise) -> StepResult:
-        fixed = self.fixed
+    def step(self, ends: bool, analysis) -> StepResult:
+        fixed, entropy = self.fixed, analysis.entropy
         if fixed is None:
             accepted = entropy_bound_mask(entropy, self.plan.entropy_bound)
-            newly = mx.sum(accepted)
+            newly = int(accepted.sum())
         else:
-            accepted = entropy_bound_mask(mx.where(fixed, 0.0, entropy), self.plan.entropy_bound) | fixed
-            newly = mx.sum(accepted & ~fixed)
+            accepted = entropy_bound_mask(np.where(fixed, 0.0, entropy), self.plan.entropy_bound) | fixed
+            newly = int((accepted & ~fixed).sum())
         if ends:
-            return StepResult(accepted, entropy, newly, None, self._given(argmax))
-        return StepResult(accepted, entropy, newly, self._given(mx.where(accepted, propose(), renoise())), None)
+            return StepResult(accepted, entropy, newly, self._given(analysis.argmax))
+        return StepResult(accepted, entropy, newly, None, accepted, self._given(analysis.proposal))
 
-    def _given(self, ids):
-        return ids if self.fixed is None else mx.where(self.fixed, self.fixed_ids, ids)
+    def _given(self, ids: np.ndarray) -> np.ndarray:
+        return ids if self.fixed is None else np.where(self.fixed, self.fixed_ids, ids)
 
 
 class ConfidenceThreshold:
@@ -164,25 +169,24 @@ class ConfidenceThreshold:
     positions start revealed, with their ids as the draft."""
 
     score_kind = "confidence"
+    confidence_from = "processed"
 
     def __init__(self, plan: Plan, length: int, fixed=None, fixed_ids=None):
         self.plan = plan
-        self.revealed = mx.zeros((1, length), dtype=mx.bool_) if fixed is None else fixed
+        self.revealed = np.zeros(length, dtype=bool) if fixed is None else fixed.copy()
         # read only where revealed
-        self.draft = mx.zeros((1, length), dtype=mx.int32) if fixed_ids is None else fixed_ids
+        self.draft = np.zeros(length, dtype=np.int32) if fixed_ids is None else fixed_ids.copy()
 
-    def step(self, ends: bool, processed, argmax, entropy, propose, renoise) -> StepResult:
-        proposal = propose()
-        confidence = token_probability(processed, proposal)
+    def step(self, ends: bool, analysis) -> StepResult:
+        confidence = analysis.probability
         transfer = confidence_transfer_mask(confidence, ~self.revealed, self.plan.diffusion_threshold)
-        self.draft = mx.where(transfer, proposal, self.draft)
+        self.draft = np.where(transfer, analysis.proposal, self.draft)
         self.revealed = self.revealed | transfer
-        all_revealed = bool(mx.all(self.revealed))
+        all_revealed = bool(self.revealed.all())
         if ends or all_revealed:
-            committed = mx.where(self.revealed, self.draft, argmax)
-            return StepResult(self.revealed, confidence, mx.sum(transfer), None, committed, all_revealed)
-        return StepResult(self.revealed, confidence, mx.sum(transfer),
-                          mx.where(self.revealed, self.draft, renoise()), None)
+            committed = np.where(self.revealed, self.draft, analysis.argmax)
+            return StepResult(self.revealed, confidence, int(transfer.sum()), committed, all_revealed=all_revealed)
+        return StepResult(self.revealed, confidence, int(transfer.sum()), None, self.revealed, self.draft)
 
 
 SAMPLERS = {"entropy-bound": EntropyBound, "confidence-threshold": ConfidenceThreshold}
@@ -236,17 +240,21 @@ class Denoiser:
 
     def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel, given=None):
         """Denoise one canvas; yields Step events; returns the outcome. `given` (a fill) fixes positions: they
-        start accepted with their ids, and the stop rule reads only the holes."""
+        start accepted with their ids, and the stop rule reads only the holes.
+
+        Per step: one decoder pass, one read of its logits (engine.generation.fused: softcap, temperature,
+        softmax, entropy and the sampled proposals in one pass), then the per-position decisions on the host;
+        the next canvas and the self-conditioning product are queued for the next decoder pass."""
         network, plan, rng = self.network, self.plan, self.rng
         fixed = fixed_ids = holes = None
         if given is not None:
             if given.fixed.all():  # nothing to denoise: the block is given text
                 return BlockOutcome([int(t) for t in given.ids], 0, "all_positions_revealed")
-            fixed, fixed_ids, holes = mx.array(given.fixed[None]), mx.array(given.ids[None]), ~given.fixed
+            fixed, fixed_ids, holes = given.fixed, np.asarray(given.ids, np.int32), ~given.fixed
         sampler = SAMPLERS[plan.diffusion_sampler](plan, length, fixed, fixed_ids)
-        canvas = rng.tokens((1, length), block=block, step=-1).astype(mx.int32).reshape(1, length)
+        canvas = np.asarray(rng.tokens(length, block=block, step=-1), np.int32)
         if fixed is not None:
-            canvas = mx.where(fixed, fixed_ids, canvas)
+            canvas = np.where(fixed, fixed_ids, canvas)
         self_conditioning = None
         tracker = StabilityTracker(plan.stability_threshold)
         steps = plan.max_denoising_steps
@@ -254,51 +262,43 @@ class Denoiser:
             if is_cancelled(cancel):
                 return BlockOutcome([], k, "cancelled")
             cur_step = steps - k
-            logits = network.denoise(canvas, cache, self_conditioning=self_conditioning)
+            logits = network.denoise(mx.array(canvas[None]), cache, self_conditioning=self_conditioning,
+                                     softcap=False)[0]
             temperature = linear_temperature(cur_step, steps, plan.t_min, plan.t_max)
-            processed = logits / mx.array(temperature, dtype=mx.float32)
-            argmax = mx.argmax(processed, axis=-1).astype(mx.int32)
-            entropy = token_entropy(processed)
-            # A block's first step checks its logits for NaN/Inf in the same evaluation (no extra host sync).
-            finite = [mx.all(mx.isfinite(logits))] if k == 0 else []
-            mx.eval(argmax, entropy, *finite)
-            if finite and not finite[0].item():
+            recorded = rng.proposals(length, block=block, step=k) if plan.temp != 0 else None
+            uniforms = rng.uniform(length, block=block, step=k) if plan.temp != 0 and recorded is None else None
+            # A block's first step checks its logits for NaN/Inf in the same read (no extra host sync).
+            analysis = analyse(logits, softcap=network.softcap, temperature=float(temperature), temp=plan.temp,
+                               uniforms=uniforms, proposal=recorded, confidence_from=sampler.confidence_from,
+                               probabilities=True, check_finite=k == 0)
+            if not analysis.finite:
                 raise NonFiniteOutput()
-            argmax_np = np.array(argmax[0])
-            stable = tracker.update(argmax_np if holes is None else argmax_np[holes])
-            confident = float(np.array(entropy[0])[holes if holes is not None else slice(None)].mean()) < \
+            if uniforms is not None:
+                rng.sampled(analysis.proposal, block=block, step=k)
+            argmax = analysis.argmax
+            stable = tracker.update(argmax if holes is None else argmax[holes])
+            confident = float(analysis.entropy[holes if holes is not None else slice(None)].mean()) < \
                 plan.confidence_threshold
             stop_reason = "stable_and_confident" if stable and confident else \
                 "max_denoising_steps" if cur_step == 1 else None
-
-            def propose(k=k):
-                if plan.temp == 0:
-                    return argmax
-                draws = rng.categorical(processed / plan.temp if plan.temp != 1 else processed, block=block, step=k)
-                return draws.astype(mx.int32).reshape(argmax.shape)
-
-            def renoise(k=k):
-                return rng.tokens((1, length), block=block, step=k).astype(mx.int32).reshape(1, length)
-
-            result = sampler.step(stop_reason is not None, processed, argmax, entropy, propose, renoise)
+            result = sampler.step(stop_reason is not None, analysis)
             if result.all_revealed and stop_reason is None:
                 stop_reason = "all_positions_revealed"
             ends = result.committed is not None
             if not ends:
-                canvas = result.canvas
-                self_conditioning = network.self_conditioning_signal(processed)
-            shown = result.committed if ends else canvas
-            mx.eval(shown, result.accepted, result.scores, result.newly)
+                # No renoise draw at a step that ends the block (it could not change the output).
+                canvas = result.canvas(np.asarray(rng.tokens(length, block=block, step=k), np.int32))
+                self_conditioning = network.self_conditioning_from_probabilities(analysis.probabilities)
             yield Step(
                 block=block, step=k, max_steps=steps,
-                canvas=np.array(shown[0]), candidates=argmax_np,
-                accepted=np.ones(length, dtype=bool) if ends else np.array(result.accepted[0]),
-                newly_accepted=int(result.newly.item()), scores=np.array(result.scores[0], dtype=np.float32),
+                canvas=result.committed.astype(np.int32) if ends else canvas, candidates=argmax,
+                accepted=np.ones(length, dtype=bool) if ends else result.accepted,
+                newly_accepted=result.newly, scores=np.asarray(result.scores, np.float32),
                 score_kind=sampler.score_kind, temperature=float(temperature), noise_is_mask=False,
                 fixed=None if given is None else given.fixed,
             )
             if ends:
-                return BlockOutcome([int(t) for t in np.array(result.committed[0])], k + 1, stop_reason)
+                return BlockOutcome([int(t) for t in result.committed], k + 1, stop_reason)
         raise AssertionError("unreachable: the last step always ends the block")
 
 

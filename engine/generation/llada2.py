@@ -49,7 +49,8 @@ from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH
 from ..settings import Settings, specs_for
 from .common import first_set, is_cancelled
 from .driver import BlockOutcome, Prefilled
-from .sampling import select_transfer, threshold_schedule, top_k_filter, top_p_filter, transfer_schedule
+from .fused import analyse
+from .sampling import select_transfer, threshold_schedule, transfer_schedule
 
 DEFAULT_STEPS = 32
 DEFAULT_THRESHOLD = 0.95
@@ -134,17 +135,17 @@ def checkpoint_defaults(model) -> dict:
     return {name: getattr(plan, name) for name in specs_for(LLADA2)}
 
 
-def propose(logits: mx.array, plan: Plan, randomness, block: int, step: int) -> tuple[mx.array, mx.array]:
-    """Candidate token x0 for every position of the block ([B, V] logits -> [B]) and its probability under the
-    distribution it was chosen from (the confidence)."""
-    if plan.temp == 0:
-        x0 = mx.argmax(logits, axis=-1)
-    else:
-        logits = top_p_filter(top_k_filter(logits / plan.temp, plan.top_k), plan.top_p)
-        x0 = randomness.categorical(logits, block=block, step=step).reshape(logits.shape[:-1])
-    x0 = x0.astype(mx.int32)
-    probability = mx.take_along_axis(mx.softmax(logits, axis=-1), x0[..., None], axis=-1)[..., 0]
-    return x0, probability
+def propose(logits: mx.array, plan: Plan, randomness, block: int, step: int):
+    """Candidate token x0 for every position of the block ([L, V] logits) and its probability under the
+    distribution it was chosen from (the confidence), as the fused analysis of the step's logits."""
+    recorded = randomness.proposals(logits.shape[0], block=block, step=step) if plan.temp != 0 else None
+    uniforms = randomness.uniform(logits.shape[0], block=block, step=step) \
+        if plan.temp != 0 and recorded is None else None
+    analysis = analyse(logits, temp=plan.temp, uniforms=uniforms, proposal=recorded, top_k=plan.top_k,
+                       top_p=plan.top_p, confidence_from="proposal", check_finite=step == 0)
+    if uniforms is not None:
+        randomness.sampled(analysis.proposal, block=block, step=step)
+    return analysis
 
 
 class Denoiser:
@@ -227,13 +228,11 @@ class Denoiser:
             if is_cancelled(cancel):
                 return BlockOutcome([], step, "cancelled")
             logits = network.denoise(mx.array(ids[None]), cache)[0]
-            x0, probability = propose(logits, plan, self.rng, block, step)
-            # A block's first step checks its logits for NaN/Inf in the same evaluation (no extra host sync).
-            finite = [mx.all(mx.isfinite(logits))] if step == 0 else []
-            mx.eval(x0, probability, *finite)
-            if finite and not finite[0].item():
+            # One read of the logits (engine.generation.fused); a block's first step also checks them for NaN/Inf.
+            analysis = propose(logits, plan, self.rng, block, step)
+            if not analysis.finite:
                 raise NonFiniteOutput()
-            x0_np, probability_np = np.array(x0), np.array(probability, dtype=np.float32)
+            x0_np, probability_np = analysis.proposal, analysis.probability
             transfer = np.zeros(length, dtype=bool)
             if unmasking:
                 confidence = np.where(masked, probability_np, -np.inf)

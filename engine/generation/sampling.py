@@ -1,5 +1,8 @@
 """Pure sampler maths for both families (the role of mlx-lm's `sample_utils`): functions of logits, scores and
 schedules, no state, no model. Each is tested against the reference implementations' recorded values.
+
+The vocabulary-wide part of a step (softmax, entropy, sampling) is `engine.generation.fused`; what is here
+works per position ([L] arrays, NumPy, on the host) or filters logits on the device (top-k, top-p).
 """
 
 from __future__ import annotations
@@ -7,23 +10,7 @@ from __future__ import annotations
 import mlx.core as mx
 import numpy as np
 
-# ---- distributions --------------------------------------------------------------------------------------------
-
-
-def log_softmax(logits: mx.array) -> mx.array:
-    return logits - mx.logsumexp(logits, axis=-1, keepdims=True)
-
-
-def token_entropy(processed: mx.array) -> mx.array:
-    """Per-position entropy (nats) of softmax(processed), float32."""
-    logp = log_softmax(processed)
-    return -mx.sum(mx.exp(logp) * logp, axis=-1)
-
-
-def token_probability(processed: mx.array, ids: mx.array) -> mx.array:
-    """softmax(processed)[ids] per position."""
-    logp = log_softmax(processed)
-    return mx.exp(mx.take_along_axis(logp, ids[..., None], axis=-1)[..., 0])
+# ---- distributions (on the device; the host path is in fused.py) ----------------------------------------------
 
 
 def top_k_filter(logits: mx.array, k: int | None) -> mx.array:
@@ -58,29 +45,32 @@ def linear_temperature(cur_step: int, steps: int, t_min: float, t_max: float) ->
     return f(t_min) + f(t_max - t_min) * f(cur_step) / f(steps)
 
 
-def entropy_bound_mask(entropy: mx.array, bound: float) -> mx.array:
+def entropy_bound_mask(entropy: np.ndarray, bound: float) -> np.ndarray:
     """Accept the lowest-entropy positions while the entropies sorted before them sum to <= bound.
 
-    The lowest-entropy position is always accepted (empty sum). Works on the last axis."""
-    order = mx.argsort(entropy, axis=-1)
-    ranked = mx.take_along_axis(entropy, order, axis=-1)
-    accepted_ranked = (mx.cumsum(ranked, axis=-1) - ranked) <= bound
-    inverse = mx.argsort(order, axis=-1)
-    return mx.take_along_axis(accepted_ranked, inverse, axis=-1)
+    The lowest-entropy position is always accepted (empty sum). Works on the last axis; ties go to the lower
+    index (a stable sort, as the reference's)."""
+    entropy = np.asarray(entropy, np.float32)
+    order = np.argsort(entropy, axis=-1, kind="stable")
+    ranked = np.take_along_axis(entropy, order, axis=-1)
+    accepted_ranked = (np.cumsum(ranked, axis=-1) - ranked) <= np.float32(bound)
+    accepted = np.empty_like(accepted_ranked)
+    np.put_along_axis(accepted, order, accepted_ranked, axis=-1)
+    return accepted
 
 
-def confidence_transfer_mask(confidence: mx.array, unrevealed: mx.array, threshold: float,
-                             force_all: bool = False) -> mx.array:
-    """Unrevealed positions with confidence >= threshold; if none, the single most confident unrevealed one."""
+def confidence_transfer_mask(confidence: np.ndarray, unrevealed: np.ndarray, threshold: float,
+                             force_all: bool = False) -> np.ndarray:
+    """Unrevealed positions with confidence >= threshold; if none, the single most confident unrevealed one
+    (per row of the last axis)."""
     if force_all:
-        return unrevealed
-    transfer = unrevealed & (confidence >= threshold)
-    masked = mx.where(unrevealed, confidence, -mx.inf)
-    best = mx.argmax(masked, axis=-1, keepdims=True)
-    positions = mx.arange(confidence.shape[-1])
-    fallback = (positions == best) & unrevealed
-    need_fallback = (~mx.any(transfer, axis=-1, keepdims=True)) & mx.any(unrevealed, axis=-1, keepdims=True)
-    return mx.where(need_fallback, fallback, transfer)
+        return np.asarray(unrevealed, bool)
+    confidence, unrevealed = np.asarray(confidence, np.float32), np.asarray(unrevealed, bool)
+    transfer = unrevealed & (confidence >= np.float32(threshold))
+    best = np.argmax(np.where(unrevealed, confidence, -np.inf), axis=-1)
+    fallback = (np.arange(confidence.shape[-1]) == best[..., None]) & unrevealed
+    need_fallback = ~transfer.any(axis=-1, keepdims=True) & unrevealed.any(axis=-1, keepdims=True)
+    return np.where(need_fallback, fallback, transfer)
 
 
 # ---- LLaDA-2: how many positions a step commits ---------------------------------------------------------------

@@ -9,14 +9,10 @@ import mlx.nn as nn
 import numpy as np
 
 from .. import _blas
+from . import host_ops
 
 
-def on_cpu() -> bool:
-    return mx.default_device() == mx.cpu
-
-
-def gelu_tanh(x: mx.array) -> mx.array:
-    return 0.5 * x * (1.0 + mx.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x * x * x)))
+on_cpu = host_ops.on_cpu
 
 
 def rms_norm_noscale(x: mx.array, eps: float) -> mx.array:
@@ -52,8 +48,12 @@ class SwitchLinear(nn.Module):
         weight = self.weight
         if on_cpu() and (x.dtype != mx.float32 or weight.dtype != mx.float32):
             x, weight = x.astype(mx.float32), weight.astype(mx.float32)
-        if sorted_indices and on_cpu() and _blas.loaded_from and x.shape[:-1] == (*indices.shape, 1):
-            return per_expert_matmul(x, weight, indices)
+        if sorted_indices and on_cpu() and x.shape[:-1] == (*indices.shape, 1):
+            out = host_ops.expert_matmul(x, weight, indices)
+            if out is not None:
+                return out
+            if _blas.openblas_mapped():
+                return per_expert_matmul(x, weight, indices)
         return mx.gather_mm(x, weight.swapaxes(-1, -2), rhs_indices=indices, sorted_indices=sorted_indices)
 
     def to_quantized(self, group_size: int = 64, bits: int = 4, mode: str = "affine", **_):

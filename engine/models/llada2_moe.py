@@ -17,6 +17,7 @@ import mlx.nn as nn
 
 from ..errors import CheckpointError
 from . import chunking
+from . import host_ops
 from .cache import PrefixCache
 from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
@@ -58,7 +59,7 @@ class Attention(nn.Module):
         if layer_cache is not None:
             # Denoising steps read the prefix without storing the block: its tokens change every step.
             keys, values = layer_cache.update(keys, values) if commit else layer_cache.extended(keys, values)
-        out = mx.fast.scaled_dot_product_attention(queries, keys, values, scale=self.scale, mask=mask)
+        out = host_ops.attention(queries, keys, values, scale=self.scale, mask=mask)
         return self.dense(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
 
 
@@ -72,7 +73,7 @@ class MLP(nn.Module):
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=bias)
 
     def __call__(self, x: mx.array) -> mx.array:
-        return self.down_proj(nn.silu(self.gate_proj(x)) * self.up_proj(x))
+        return self.down_proj(host_ops.swiglu(self.gate_proj(x), self.up_proj(x)))
 
 
 class SwitchMLP(nn.Module):
@@ -92,7 +93,7 @@ class SwitchMLP(nn.Module):
         routed = indices
         if sort:
             x, routed, inverse = gather_sort(x, indices)
-        hidden = nn.silu(self.gate_proj(x, routed, sort)) * self.up_proj(x, routed, sort)
+        hidden = host_ops.swiglu(self.gate_proj(x, routed, sort), self.up_proj(x, routed, sort))
         out = self.down_proj(hidden, routed, sort)
         if sort:
             out = scatter_unsort(out, inverse, indices.shape)

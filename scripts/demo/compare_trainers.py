@@ -109,7 +109,10 @@ def mlx_side(family: str, workdir: Path, steps: int) -> dict:
     import numpy as np
     from engine.checkpoint import read_configs
     from engine.loader import build_network
+    from engine.models import host_ops
     from engine.models.cache import LayerKV
+
+    host_ops.enabled = False  # the gradient needs the whole graph in MLX
 
     _, _, net = build_network(read_configs(workdir / family))
     batch = {k: mx.array(v) for k, v in np.load(workdir / family / "batch.npz").items()}

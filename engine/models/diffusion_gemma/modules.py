@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-from functools import partial
 
 import mlx.core as mx
 import mlx.nn as nn
@@ -10,12 +9,11 @@ import mlx.nn as nn
 from ...errors import CheckpointError
 from ..cache import LayerKV
 from ..gemma4_vision import MultimodalEmbedder, VisionConfig, VisionTower
-from ..layers import RMSNorm, SwitchLinear, gather_sort, gelu_tanh, scatter_unsort
+from .. import host_ops
+from ..layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
 from .config import FULL, ModelConfig, TextConfig
 
-@partial(mx.compile, shapeless=True)
-def _geglu(gate: mx.array, up: mx.array) -> mx.array:
-    return gelu_tanh(gate) * up
+_geglu = host_ops.geglu
 
 
 class MLP(nn.Module):
@@ -100,7 +98,7 @@ class Attention(nn.Module):
             values = mx.concatenate([kv.values[:, :, key_start:], values], axis=2)
 
         # The q/k norms take the place of 1/sqrt(d): the attention scale is 1.
-        out = mx.fast.scaled_dot_product_attention(queries, keys, values, scale=1.0, mask=mask)
+        out = host_ops.attention(queries, keys, values, scale=1.0, mask=mask)
         return self.o_proj(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
 
 

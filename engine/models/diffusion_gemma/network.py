@@ -198,11 +198,14 @@ class Network(nn.Module):
 
     # -- decoder -----------------------------------------------------------------------------------
 
-    def denoise(self, canvas_ids: mx.array, cache: PrefixCache, self_conditioning: mx.array | None = None) -> mx.array:
+    def denoise(self, canvas_ids: mx.array, cache: PrefixCache, self_conditioning: mx.array | None = None,
+                softcap: bool = True) -> mx.array:
         """float32 softcapped logits [1, L, V] for a canvas; reads the cache, never writes it.
 
-        `self_conditioning` is the previous step's `self_conditioning_signal(...)` (None on a canvas's
-        first step). Processed logits [.., V] are accepted too, for either kind of embedding."""
+        `self_conditioning` is the previous step's `self_conditioning_signal(...)` or
+        `self_conditioning_from_probabilities(...)` (None on a canvas's first step). Processed logits [.., V]
+        are accepted too, for either kind of embedding. `softcap=False` leaves the final softcap to the caller
+        (the sampler fuses it into its one pass over the logits)."""
         embeddings = self._embed(_as_batch_row(canvas_ids))
         soft = None if self_conditioning is None else self._soft_embeddings(self_conditioning, embeddings.dtype)
         h = self.model.decoder.self_conditioning(embeddings, soft)
@@ -214,7 +217,11 @@ class Network(nn.Module):
                       mask=None, write=False)
         logits = self.model.decoder.embed_tokens.as_linear(self.model.decoder.norm(h)).astype(mx.float32)
         cap = self.config.text_config.final_logit_softcapping
-        return mx.tanh(logits / cap) * cap if cap else logits
+        return mx.tanh(logits / cap) * cap if cap and softcap else logits
+
+    @property
+    def softcap(self) -> float | None:
+        return self.config.text_config.final_logit_softcapping
 
     def self_conditioning_signal(self, processed_logits: mx.array) -> mx.array:
         """What the next `denoise` takes as `self_conditioning`, from this step's processed logits
@@ -233,8 +240,13 @@ class Network(nn.Module):
         return signal.astype(dtype)
 
     def _soft_embeddings_from_logits(self, logits: mx.array) -> mx.array:
+        return self.self_conditioning_from_probabilities(mx.softmax(logits.astype(mx.float32), axis=-1, precise=True))
+
+    def self_conditioning_from_probabilities(self, probs) -> mx.array:
+        """The next `denoise`'s `self_conditioning` from softmax(processed) [L, V] (MLX or NumPy): the soft
+        embedding probs @ E * sqrt(H), for either kind of embedding."""
         embed = self.model.decoder.embed_tokens
-        probs = mx.softmax(logits.astype(mx.float32), axis=-1, precise=True)
+        probs = mx.array(probs) if not isinstance(probs, mx.array) else probs
         if isinstance(embed, nn.QuantizedEmbedding):
             # probs [L, V] times the quantized [V, H] table as stored: no dequantized copy of E.
             probs = probs.astype(embed.scales.dtype)

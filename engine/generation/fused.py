@@ -1,0 +1,192 @@
+"""One pass over a denoising step's logits gives what every consumer needs: the argmax, the entropy, the
+proposals (sampled by inverse transform from uniforms the randomness object drew), the proposals'
+probabilities and the softmax itself (the next step's self-conditioning input).
+
+The vocabulary-wide work is one softcap (DiffusionGemma), one exp, one cumulative sum (only when sampling)
+and a few multiply-adds, whatever asks for the results. Two implementations of the same maths:
+
+* host (NumPy), used on the CPU: MLX's CPU backend runs element-wise transcendental ops single-threaded and
+  unvectorised (exp ~12 ns per element, measured; NumPy's vectorised exp ~1 ns), and every pass over
+  256 x 32k logits costs ~100 ms there. The logits are read once (the step's one host synchronisation).
+* device (compiled MLX), used on Metal / CUDA, where the logits stay on the device and only the per-position
+  results come back, in the same single evaluation.
+
+Exact identities, not approximations: H = log Z - sum(p z) is the entropy of softmax(z); inverse-transform
+sampling draws exactly from the categorical distribution. DIFFUSION_CHAT_SAMPLER=host|device overrides the
+choice (the tests run both).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+from functools import partial
+from typing import Any
+
+import mlx.core as mx
+import numpy as np
+
+from ..models.layers import on_cpu
+from .sampling import top_k_filter, top_p_filter
+
+
+@dataclass
+class Analysis:
+    argmax: np.ndarray                  # int32 [L]: argmax of the processed logits
+    entropy: np.ndarray                 # float32 [L]: entropy (nats) of softmax(processed)
+    proposal: np.ndarray                # int32 [L]: the sampled (or argmax, or recorded) proposals
+    probability: np.ndarray | None      # float32 [L]: each proposal's probability (see `confidence_from`)
+    probabilities: Any                  # softmax(processed) [L, V] (NumPy on the host, MLX on the device), if asked
+    finite: bool                        # every logit was finite (checked when asked)
+
+
+def use_host() -> bool:
+    choice = os.environ.get("DIFFUSION_CHAT_SAMPLER", "")
+    return choice == "host" or (choice != "device" and on_cpu())
+
+
+def analyse(logits: mx.array, *, softcap: float | None = None, temperature: float = 1.0, temp: float = 0.0,
+            uniforms: np.ndarray | None = None, proposal: np.ndarray | None = None, top_k: int | None = None,
+            top_p: float | None = None, confidence_from: str | None = None, probabilities: bool = False,
+            check_finite: bool = False) -> Analysis:
+    """`logits` [L, V] float32 (before the softcap when `softcap` is given). processed = softcap(logits) /
+    temperature. Proposals: `proposal` if recorded, else the argmax when `temp` is 0, else drawn with
+    `uniforms` from softmax(top_p(top_k(processed / temp))). `confidence_from`: "processed" gives each
+    proposal's probability under softmax(processed) (DiffusionGemma's confidence), "proposal" under the
+    distribution it was drawn from (LLaDA-2's), None none."""
+    options = dict(softcap=softcap, temperature=float(temperature), temp=float(temp), top_k=top_k or None,
+                   top_p=top_p if top_p is not None and top_p < 1.0 else None, confidence_from=confidence_from,
+                   probabilities=probabilities, check_finite=check_finite)
+    sampling = proposal is None and temp != 0
+    if sampling and uniforms is None:
+        raise ValueError("sampling proposals needs uniforms (or recorded proposals)")
+    if use_host():
+        return _host(np.array(logits, dtype=np.float32, copy=True), proposal, uniforms if sampling else None,
+                     **options)
+    return _device(logits, proposal, uniforms if sampling else None, **options)
+
+
+# ---- host ------------------------------------------------------------------------------------------------------
+
+
+def _host(z: np.ndarray, proposal, uniforms, *, softcap, temperature, temp, top_k, top_p, confidence_from,
+          probabilities, check_finite) -> Analysis:
+    finite = bool(np.isfinite(z).all()) if check_finite else True
+    if softcap:  # the network's tanh(x / cap) * cap, then / temperature, in place
+        np.divide(z, np.float32(softcap), out=z)
+        np.tanh(z, out=z)
+        np.multiply(z, np.float32(softcap), out=z)
+    if temperature != 1.0:
+        np.divide(z, np.float32(temperature), out=z)
+    argmax = z.argmax(axis=-1).astype(np.int32)
+    top = np.take_along_axis(z, argmax[:, None].astype(np.int64), axis=-1)
+    p = np.subtract(z, top)
+    np.exp(p, out=p)
+    total = p.sum(axis=-1, keepdims=True)
+    np.divide(p, total, out=p)
+    entropy = (top + np.log(total))[:, 0] - np.einsum("lv,lv->l", p, z)
+    # The distribution proposals come from (recorded proposals too: their probability is read under it).
+    q = p
+    if temp != 0 and (uniforms is not None or confidence_from == "proposal") and (temp != 1.0 or top_k or top_p):
+        q = _host_softmax(_host_filtered(z / np.float32(temp), top_k, top_p))
+    if proposal is None:
+        proposal = argmax if uniforms is None else _inverse_transform(q, uniforms)
+    proposal = np.asarray(proposal, np.int32)
+    probability = None if confidence_from is None else _gather(q if confidence_from == "proposal" else p, proposal)
+    return Analysis(argmax, entropy.astype(np.float32), proposal, probability, p if probabilities else None, finite)
+
+
+def _host_softmax(z: np.ndarray) -> np.ndarray:
+    e = np.exp(z - z.max(axis=-1, keepdims=True))
+    return e / e.sum(axis=-1, keepdims=True)
+
+
+def _host_filtered(z: np.ndarray, top_k: int | None, top_p: float | None) -> np.ndarray:
+    """The same filters as sampling.top_k_filter / top_p_filter, on the host."""
+    if top_k and top_k < z.shape[-1]:
+        kth = np.partition(z, -top_k, axis=-1)[:, -top_k][:, None]
+        z = np.where(z < kth, -np.inf, z)
+    if top_p is not None:
+        order = np.argsort(-z, axis=-1, kind="stable")
+        ranked = np.take_along_axis(z, order, axis=-1)
+        cumulative = np.cumsum(_host_softmax(ranked), axis=-1)
+        drop_ranked = np.concatenate([np.zeros_like(cumulative[:, :1]), cumulative[:, :-1]], axis=-1) > top_p
+        drop = np.empty_like(drop_ranked)
+        np.put_along_axis(drop, order, drop_ranked, axis=-1)
+        z = np.where(drop, -np.inf, z)
+    return z
+
+
+def _inverse_transform(q: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    """One draw per row of the categorical distribution `q`: the first id whose cumulative probability
+    exceeds u times the row's total."""
+    cumulative = np.cumsum(q, axis=-1)
+    target = np.asarray(uniforms, np.float32) * cumulative[:, -1]
+    ids = (cumulative <= target[:, None]).sum(axis=-1)
+    return np.minimum(ids, q.shape[-1] - 1).astype(np.int32)
+
+
+def _gather(q: np.ndarray, ids: np.ndarray) -> np.ndarray:
+    return np.take_along_axis(q, ids[:, None].astype(np.int64), axis=-1)[:, 0].astype(np.float32)
+
+
+# ---- device ----------------------------------------------------------------------------------------------------
+
+
+def _device(logits: mx.array, proposal, uniforms, *, softcap, temperature, temp, top_k, top_p, confidence_from,
+            probabilities, check_finite) -> Analysis:
+    z, argmax, p, entropy = _device_processed(logits, softcap, temperature)
+    outputs = {"argmax": argmax, "entropy": entropy}
+    q = p
+    if temp != 0 and (uniforms is not None or confidence_from == "proposal") and (temp != 1.0 or top_k or top_p):
+        q = mx.softmax(top_p_filter(top_k_filter(z / temp, top_k), top_p), axis=-1, precise=True)
+    if proposal is not None:
+        drawn = mx.array(np.asarray(proposal, np.int32))
+    else:
+        drawn = argmax if uniforms is None else _device_inverse_transform(q, mx.array(np.asarray(uniforms, np.float32)))
+    outputs["proposal"] = drawn
+    if confidence_from is not None:
+        outputs["probability"] = mx.take_along_axis(q if confidence_from == "proposal" else p, drawn[:, None],
+                                                    axis=-1)[:, 0]
+    if check_finite:
+        outputs["finite"] = mx.all(mx.isfinite(logits))
+    mx.eval(*outputs.values(), *([p] if probabilities else []))  # the step's one host synchronisation
+    host = {name: np.array(value) for name, value in outputs.items()}
+    return Analysis(host["argmax"].astype(np.int32), host["entropy"].astype(np.float32),
+                    host["proposal"].astype(np.int32), host.get("probability"), p if probabilities else None,
+                    bool(host.get("finite", True)))
+
+
+@partial(mx.compile, shapeless=True)
+def _device_core(logits: mx.array, cap: mx.array, temperature: mx.array):
+    z = mx.tanh(logits / cap) * cap / temperature
+    return _device_tail(z)
+
+
+@partial(mx.compile, shapeless=True)
+def _device_core_plain(logits: mx.array, temperature: mx.array):
+    return _device_tail(logits / temperature)
+
+
+def _device_tail(z: mx.array):
+    argmax = mx.argmax(z, axis=-1).astype(mx.int32)
+    top = mx.max(z, axis=-1, keepdims=True)
+    e = mx.exp(z - top)
+    total = mx.sum(e, axis=-1, keepdims=True)
+    p = e / total
+    entropy = (top + mx.log(total))[:, 0] - mx.sum(p * z, axis=-1)
+    return z, argmax, p, entropy
+
+
+def _device_processed(logits: mx.array, softcap, temperature):
+    t = mx.array(temperature, dtype=mx.float32)
+    if softcap:
+        return _device_core(logits, mx.array(softcap, dtype=mx.float32), t)
+    return _device_core_plain(logits, t)
+
+
+def _device_inverse_transform(q: mx.array, uniforms: mx.array) -> mx.array:
+    cumulative = mx.cumsum(q, axis=-1)
+    target = uniforms * cumulative[:, -1]
+    ids = mx.sum(cumulative <= target[:, None], axis=-1)
+    return mx.minimum(ids, q.shape[-1] - 1).astype(mx.int32)

@@ -1,0 +1,47 @@
+"""Which BLAS serves MLX is read from the process's mappings, whoever loaded it."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+
+import pytest
+
+from engine import _blas
+
+MAPS = """\
+7f00-7f10 r-xp 00000000 08:01 11 /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so
+7f20-7f30 r-xp 00000000 08:01 12 /venv/lib/python3.11/site-packages/mlx_cpu.libs/libblas-bd8a282c.so.3.10.0
+7f40-7f50 rw-p 00000000 00:00 0
+7f60-7f70 r-xp 00000000 08:01 13 /venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-ff651d7f.so
+"""
+
+
+def test_an_openblas_mapping_is_found():
+    assert _blas.openblas_among(MAPS).endswith("libopenblasp-r0.3.21.so")
+
+
+def test_numpys_prefixed_openblas_and_the_bundled_blas_do_not_count():
+    without = "\n".join(line for line in MAPS.splitlines() if "openblas-pthread" not in line)
+    assert _blas.openblas_among(without) is None
+
+
+def _system_openblas() -> str | None:
+    for path in _blas._CANDIDATES:
+        path = path.format(arch=os.uname().machine)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux") or _system_openblas() is None,
+                    reason="needs a Linux system OpenBLAS to preload")
+def test_openblas_preloaded_before_mlx_enables_the_per_expert_path():
+    # A Python user who imports mlx before engine, with OpenBLAS from LD_PRELOAD: the engine did not load it,
+    # but MLX's matmuls run on it, so the per-expert path must be on.
+    code = "import mlx.core; import engine._blas as b; print(b.loaded_from, bool(b.openblas_mapped()))"
+    env = {**os.environ, "LD_PRELOAD": _system_openblas()}
+    env.pop("DIFFUSION_CHAT_NO_OPENBLAS", None)
+    out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
+    assert out.split() == ["None", "True"]
