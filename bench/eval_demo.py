@@ -22,7 +22,8 @@ import engine  # noqa: E402  (first: it loads OpenBLAS before MLX)
 from scripts.demo.curriculum import TASKS, heldout_examples, is_correct  # noqa: E402
 
 
-def evaluate(model, n: int, seed: int = 0, tasks=TASKS) -> dict:
+def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = False) -> dict:
+    """Per task (and per sub-task) accuracy; `keep_correct` also lists the prompts answered right."""
     rows = {}
     cases = [(task, False) for task in tasks]
     if model.family == "diffusion_gemma" and "arithmetic" in tasks:
@@ -30,12 +31,19 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS) -> dict:
     for task, think in cases:
         examples = heldout_examples(task, n, family=model.family, seed=seed, think=think)
         correct, steps, blocks, tokens, seconds, failures = 0, 0, 0, 0, 0.0, []
+        by_subtask: dict[str, list[int]] = {}
+        correct_prompts = []
         for example in examples:
             began = time.perf_counter()
             finished = list(engine.generate(model, messages=list(example.messages), think=example.think))[-1]
             seconds += time.perf_counter() - began
             ok = is_correct(example, finished.content) and (not think or bool(finished.reasoning))
             correct += ok
+            if ok and len(example.messages) == 1:
+                correct_prompts.append(example.messages[0]["content"])
+            tally = by_subtask.setdefault(example.subtask, [0, 0])
+            tally[0] += ok
+            tally[1] += 1
             if not ok and len(failures) < 3:
                 failures.append({"prompt": example.messages[-1]["content"], "expected": example.answer,
                                  "got": finished.content})
@@ -45,8 +53,11 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS) -> dict:
         rows[task + (" (thinking)" if think else "")] = {
             "accuracy": round(correct / len(examples), 3), "n": len(examples),
             "steps_per_block": round(steps / max(blocks, 1), 1), "tokens_per_s": round(tokens / max(seconds, 1e-9), 1),
+            "subtasks": {name: round(right / total, 3) for name, (right, total) in sorted(by_subtask.items())},
             "failures": failures,
         }
+        if keep_correct:
+            rows[task + (" (thinking)" if think else "")]["correct_prompts"] = correct_prompts
     return rows
 
 

@@ -32,10 +32,10 @@ class Encoded:
 
 
 def encoded_examples(rng: random.Random, tokenizer, family: str, count: int, think_probability: float,
-                     max_length: int) -> list[Encoded]:
+                     max_length: int, focus: dict | None = None) -> list[Encoded]:
     out = []
     while len(out) < count:
-        example = sample_mixture(rng, "train", family=family, think_probability=think_probability)
+        example = sample_mixture(rng, "train", family=family, think_probability=think_probability, focus=focus)
         prompt, answer = encode_example(example, tokenizer)
         if len(prompt) + len(answer) <= max_length:
             out.append(Encoded(prompt, answer, example.task))

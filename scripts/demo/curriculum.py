@@ -85,15 +85,34 @@ def sample(rng: random.Random, task: str, split: str, *, family: str, think: boo
                    answer=drawn.answer, subtask=drawn.subtask, template=drawn.template)
 
 
-def sample_mixture(rng: random.Random, split: str, *, family: str, think_probability: float = 0.0) -> Example:
-    """An example of a task drawn by MIXTURE_WEIGHTS; thinking on with `think_probability` (DiffusionGemma)."""
+def parse_focus(text: str) -> dict[str, tuple[str, ...]]:
+    """"arithmetic:add,repeat,chat" → {"arithmetic": ("add",), "repeat": all its sub-tasks, "chat": ...}."""
+    focus: dict[str, tuple[str, ...]] = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        task, _, subtask = item.partition(":")
+        if task not in TASKS:
+            raise ValueError(f"focus task must be one of {TASKS}, not {task!r}")
+        if subtask and subtask not in SUBTASKS[task]:
+            raise ValueError(f"{task} has sub-tasks {SUBTASKS[task]}, not {subtask!r}")
+        focus[task] = focus.get(task, ()) + ((subtask,) if subtask else SUBTASKS[task])
+    return focus
+
+
+def sample_mixture(rng: random.Random, split: str, *, family: str, think_probability: float = 0.0,
+                   focus: dict[str, tuple[str, ...]] | None = None) -> Example:
+    """An example of a task drawn by MIXTURE_WEIGHTS; thinking on with `think_probability` (DiffusionGemma).
+
+    `focus` (parse_focus) narrows the mixture to some tasks and sub-tasks, keeping their relative weights: a tiny
+    model that cannot master every task in the time it has masters fewer instead of all of them badly."""
     if not 0.0 <= think_probability <= 1.0:
         raise ValueError(f"think_probability must be in [0, 1], not {think_probability!r}")
     if think_probability and family != "diffusion_gemma":
         raise ValueError("thinking is a DiffusionGemma feature; LLaDA-2 mixtures take think_probability=0")
-    task = rng.choices(TASKS, weights=[MIXTURE_WEIGHTS[t] for t in TASKS])[0]
+    tasks = tuple(t for t in TASKS if focus is None or t in focus)
+    task = rng.choices(tasks, weights=[MIXTURE_WEIGHTS[t] for t in tasks])[0]
     think = rng.random() < think_probability
-    return sample(rng, task, split, family=family, think=think)
+    subtask = rng.choice(focus[task]) if focus is not None else None
+    return sample(rng, task, split, family=family, think=think, subtask=subtask)
 
 
 def heldout_examples(task: str, n: int, *, family: str, seed: int = 0, think: bool = False) -> list[Example]:

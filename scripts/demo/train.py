@@ -28,7 +28,7 @@ os.environ.setdefault("DIFFUSION_CHAT_NO_OPENBLAS", "1")  # torch brings its own
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from . import batches, compact  # noqa: E402
+from . import batches, compact, curriculum  # noqa: E402
 from .demo_config import demo_checkpoint_config  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
 from .tokenizers import load_tokenizer, special_ids, write_tokenizer  # noqa: E402
@@ -57,6 +57,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--checkpoint-every", type=int, default=250)
     p.add_argument("--eval-every", type=int, default=1000)
     p.add_argument("--eval-n", type=int, default=12, help="held-out prompts per task at each evaluation")
+    p.add_argument("--focus", default="", help="train only these tasks[:sub-task], comma-separated (e.g. "
+                   "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -138,7 +140,8 @@ class Trainer:
         if not self.groups:
             examples = batches.encoded_examples(
                 self.rng, self.tokenizer, self.family, 1024,
-                self.args.think_probability if self.family == "diffusion_gemma" else 0.0, self.args.max_length)
+                self.args.think_probability if self.family == "diffusion_gemma" else 0.0, self.args.max_length,
+                curriculum.parse_focus(self.args.focus) if self.args.focus else None)
             length = (lambda e: batches.dg_length(e, self.canvas)) if self.family == "diffusion_gemma" else \
                 (lambda e: batches.llada_length(e, self.block))
             self.groups = batches.by_budget(examples, length, self.args.token_budget, self.rng)
