@@ -78,6 +78,9 @@ async def test_revising_a_span_asks_for_the_answers_own_prompt_and_saves_a_new_r
     await session.send("second")
     await answer(session, "alpha beta gamma")
     target = session.messages[-1]
+    # Only the last answer: the turns after an earlier one were written from it as it is.
+    assert not await session.revise(session.messages[1].id, 0, 3)
+    assert "Only the last answer" in view.named("notify")[-1][0] and len(backend.requests) == 2
     assert await session.revise(target.id, 6, 10)
     request = backend.requests[-1]
     # The messages that produced the answer, its text as the template (the span a hole), the same cache key.

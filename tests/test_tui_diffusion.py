@@ -5,12 +5,15 @@ the replay view, LLaDA-2.1 edits in the block stats."""
 
 from __future__ import annotations
 
+import time
+
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
-from engine.events import Started
+from engine.events import Started, Step
 from engine.trajectory import decode
+from engine.worker import EngineWorker
 from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
 from tui.store import default_db_path
@@ -29,6 +32,19 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
 )
 
 SIZE = (110, 40)
+
+
+def paced_worker(notify):
+    """The real engine, pausing after each step so that the UI's 30 Hz timer draws frames of even a quick run."""
+    import engine
+
+    def generate(*args, **options):
+        for event in engine.generate(*args, **options):
+            yield event
+            if isinstance(event, Step):
+                time.sleep(0.04)
+
+    return EngineWorker(notify, generate=generate)
 
 
 def started_events(app, monkeypatch) -> list[Started]:
@@ -57,7 +73,7 @@ def drawn_frames(app, monkeypatch) -> list:
 
 
 async def test_fill_denoises_only_the_holes_and_the_transcript_highlights_the_fillings(app_env, monkeypatch):
-    app = make_app("dg_text", think=True, seed=2)
+    app = make_app("dg_text", think=True, make_worker=paced_worker, seed=2)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         frames = drawn_frames(app, monkeypatch)
@@ -68,6 +84,10 @@ async def test_fill_denoises_only_the_holes_and_the_transcript_highlights_the_fi
         await pilot.press("enter")
         await wait_for(pilot, lambda: any("no hole" in n for n in notices(app)), "the refusal")
         assert app.store.list() == [] and app.chat.prompt.value == "/fill nothing to fill"
+        app.chat.prompt.value = "/fill a ___{0} hole"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: any("length 0" in n for n in notices(app)), "the second refusal")
+        assert app.store.list() == [] and not requests
         text = "The ___{4} sat on the [...]{3} all day."
         await send(pilot, f"/fill {text}")
         await wait_for_answer(pilot)
@@ -103,10 +123,11 @@ async def test_fill_denoises_only_the_holes_and_the_transcript_highlights_the_fi
 
 
 async def test_revise_mode_writes_a_span_again_as_a_revision_keeping_the_rest_byte_for_byte(app_env, monkeypatch):
-    app = make_app("dg_text", max_tokens=40, max_denoising_steps=6, seed=1)
+    app = make_app("dg_text", max_tokens=40, max_denoising_steps=6, make_worker=paced_worker, seed=1)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         started = started_events(app, monkeypatch)
+        frames = drawn_frames(app, monkeypatch)
         await send(pilot, "hello there")
         await wait_for_answer(pilot)
         answer = app.chat.query_one(AssistantMessage)
@@ -124,6 +145,7 @@ async def test_revise_mode_writes_a_span_again_as_a_revision_keeping_the_rest_by
         await pilot.press("right", "right", "right", "shift+right", "shift+right", "shift+right", "shift+right")
         assert selector.span == (3, 7)
         # In revise mode `r` writes the span again (outside it, `r` copies the reasoning).
+        frames.clear()
         await pilot.press("r")
         await wait_for(pilot, lambda: len(app.store.revisions(message_id)) == 2, "the revision")
         await wait_for_answer(pilot)
@@ -134,6 +156,8 @@ async def test_revise_mode_writes_a_span_again_as_a_revision_keeping_the_rest_by
         assert start == 3 and new[:3] == old[:3] and new[end:] == old[7:]
         assert answer.content == new and "revision 2/2" in str(answer.query_one(".role").render())
         assert answer.filled.display and answer.filled.spans == ((start, end),)
+        # The canvas animated the span in place: the text around it given and fixed in every frame drawn.
+        assert frames and all(f.fixed is not None and f.fixed.any() and not f.fixed.all() for f in frames)
         # The prompt came from the conversation's cache: far fewer tokens encoded than the prompt holds.
         assert started[1].encoded_tokens < started[1].prompt_tokens
         assert started[1].encoded_tokens < started[0].encoded_tokens
@@ -165,6 +189,26 @@ async def test_revise_mode_leaves_with_escape_and_takes_a_mouse_selection(app_en
         await wait_for(pilot, lambda: answer.revising is None, "revise mode to end")
         assert app.chat.focused is answer and answer.query_one("#answer", Markdown).display
         assert len(app.store.revisions(answer.message_id)) == 1
+        # Once another turn follows it, an answer is no longer the one to revise.
+        await send(pilot, "and again")
+        await wait_for_answer(pilot)
+        answer.focus()
+        await pilot.press("v")
+        await wait_for(pilot, lambda: any("Only the last answer" in n for n in notices(app)), "the refusal")
+        assert answer.revising is None and app.chat.focused is answer
+
+
+async def test_a_hole_longer_than_a_block_fails_the_answer_with_one_line_and_keeps_the_turn(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "/fill The ___{5000} end.")
+        await wait_for(pilot, lambda: app.chat.query(AssistantMessage) and
+                       app.chat.query_one(AssistantMessage).status == "error", "the failed answer")
+        note = str(app.chat.query_one(AssistantMessage).query_one("#note").render())
+        assert "longer than one block" in note and "Traceback" not in note and "\n" not in note
+        saved = app.store.get(app.session.conversation_id).messages
+        assert saved[0].content == "The ___{5000} end." and saved[1].status == "error"
 
 
 def test_a_selection_offset_maps_back_to_the_source_text():

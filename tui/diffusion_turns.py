@@ -21,6 +21,8 @@ from .conversation_path import engine_history
 from .generation_state import Generation
 from .store import Message, StoreError
 
+# The turns after an answer were written from it as it is: like regenerating, revising is for the last answer.
+LAST_ANSWER_ONLY = "Only the last answer can be revised: the turns after it were written from it as it is."
 NO_RECORDING = ("This answer has no recorded denoising (recording was off, it came from a server, or the "
                 "conversation's size cap dropped it).")
 
@@ -53,6 +55,9 @@ class DiffusionTurns:
             self.view.notify("That answer is no longer on this conversation's path.", "warning")
             return False
         message = self.messages[index]
+        if index != len(self.messages) - 1:
+            self.view.notify(LAST_ANSWER_ONLY, "warning")
+            return False
         if message.status == "error":
             self.view.notify("A failed answer cannot be revised: regenerate it (ctrl+g).", "warning")
             return False

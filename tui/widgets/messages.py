@@ -26,6 +26,7 @@ from textual.widgets.markdown import MarkdownFence
 from engine.events import Step
 
 from ..conversation_path import Place
+from ..diffusion_turns import LAST_ANSWER_ONLY
 from ..fences import Fence, code_fences
 from ..store import Message
 from .answer_text import FilledText, SpanSelector
@@ -261,6 +262,8 @@ class AssistantMessage(Vertical, can_focus=True):
             self.notify("Revise an answer once it is written and saved.")
         elif not self.content or self.status == "error":
             self.notify("This answer has no text to revise.")
+        elif self._turns_after():
+            self.notify(LAST_ANSWER_ONLY, markup=False)
         else:
             selector = SpanSelector(self.content, self.message_id, id="revise")
             await self.mount(selector, after=self.filled)
@@ -268,6 +271,10 @@ class AssistantMessage(Vertical, can_focus=True):
             selector.focus()
             self.notify("Revise mode: ←/→ move, shift+←/→ select (ctrl: by word; or drag), Enter or r writes the "
                         "span again, Esc leaves.", markup=False)
+
+    def _turns_after(self) -> bool:
+        siblings = list(self.parent.children) if self.parent is not None else [self]
+        return any(isinstance(turn, (UserMessage, AssistantMessage)) for turn in siblings[siblings.index(self) + 1:])
 
     async def leave_revise(self) -> None:
         selector = self.revising
