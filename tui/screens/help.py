@@ -45,7 +45,7 @@ On a focused message:
 | e | edit it in the message box; Enter resends it as a new branch (the old one stays) | |
 | [ / ] | previous / next branch (the edits sent at that place) | previous / next revision |
 | y / c / r | | copy the answer / its next code block / its reasoning |
-| v | | revise mode: choose a span of the answer to write again in place |
+| v | | revise mode (the last answer): choose a span of it to write again in place |
 
 In **revise mode** (keys of their own; `r` there re-denoises instead of copying the reasoning):
 
