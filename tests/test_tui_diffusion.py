@@ -184,6 +184,14 @@ async def test_revise_mode_leaves_with_escape_and_takes_a_mouse_selection(app_en
         # A drag over the text (Textual's (column, line) offsets) is the span.
         selector.selection_updated(Selection(Offset(2, 0), Offset(6, 0)))
         assert selector.span == (2, 6)
+        # A real drag (its text starts after the border and the padding): the characters from the one pressed
+        # to the one released, and not copied to the clipboard as other transcript selections are.
+        await pilot.pause()
+        await pilot.mouse_down(selector, offset=(2 + 1, 0))
+        await pilot.hover(selector, offset=(2 + 7, 0))
+        await pilot.mouse_up(selector, offset=(2 + 7, 0))
+        await wait_for(pilot, lambda: selector.span == (1, 8), "the dragged span")
+        assert not any("the selection" in n for n in notices(app))
         await pilot.press("ctrl+right", "shift+end")
         await pilot.press("escape")
         await wait_for(pilot, lambda: answer.revising is None, "revise mode to end")
