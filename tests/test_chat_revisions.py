@@ -157,7 +157,7 @@ async def test_each_committed_block_shows_its_accepted_per_step_and_the_live_blo
                                                               (5, 3))))
     await session.handle(GenerationUpdate(job, BlockCommitted(1, (), (), "", "", 1, "cancelled", (2,))))
     # The cancelled block enters nothing shown, but its steps are counted in the saved stats.
-    assert view.named("show_block_steps") == [("answer-1", 0, (5, 3))]
+    assert view.named("show_block_steps") == [("answer-1", 0, (5, 3), 0)]
     await answer(session, "a")
     assert view.named("show_live_steps")[-1] == ((),)  # cleared at the end
     saved = store.get(session.conversation_id).messages[-1]

@@ -25,6 +25,8 @@ def test_defaults_when_the_file_is_missing(path: Path):
     assert result.config.theme == DEFAULT_THEME in THEME_NAMES
     assert (result.config.model, result.config.canvas_mode, result.config.think) == (None, "candidates", False)
     assert result.config.sampler_for("diffusion_gemma") == Settings()
+    # Answers record their denoising by default, 16 MiB of recordings per conversation.
+    assert result.config.record_trajectories is True and result.config.trajectory_cap_bytes == 16 * 2**20
     assert not path.parent.exists()  # loading never creates anything
 
 
@@ -40,7 +42,8 @@ def test_default_path_honours_the_environment_variable(monkeypatch, tmp_path: Pa
 
 
 def test_round_trip(path: Path):
-    config = AppConfig(model="/models/llada2-mini", theme="diffusion-high-contrast", canvas_mode="noise", think=True)
+    config = AppConfig(model="/models/llada2-mini", theme="diffusion-high-contrast", canvas_mode="noise", think=True,
+                       record_trajectories=False, trajectory_cap_mb=2.5)
     config = config.with_sampler("llada2_moe", Settings(block_length=32, temp=1, top_p=0.9, seed=3))
     config = config.with_sampler("diffusion_gemma", Settings(diffusion_sampler="entropy-bound", entropy_bound=0.5))
     save_config(config, path)
@@ -49,6 +52,8 @@ def test_round_trip(path: Path):
     assert loaded.config == config
     text = path.read_text()
     assert "temp = 1.0" in text  # float settings are written as floats
+    assert "record_trajectories = false" in text and "trajectory_cap_mb = 2.5" in text
+    assert loaded.config.trajectory_cap_bytes == int(2.5 * 2**20)
     assert "[samplers.llada2_moe]" in text and "[samplers.diffusion_gemma]" in text
     assert loaded.config.sampler_for("llada2_moe") == Settings(block_length=32, temp=1.0, top_p=0.9, seed=3)
 
@@ -87,6 +92,10 @@ BROKEN_FILES = {
     "out of range": ("[samplers.llada2_moe]\ntop_p = 1.5\n", "top_p must be in (0, 1]"),
     "bad sampler name": ('[samplers.diffusion_gemma]\ndiffusion_sampler = "greedy"\n', "unknown sampler"),
     "think in sampler": ("[samplers.diffusion_gemma]\nthink = true\n", "top-level think"),
+    "recording not a bool": ('record_trajectories = "yes"\n', "record_trajectories must be true or false"),
+    "negative cap": ("trajectory_cap_mb = -1\n", "trajectory_cap_mb must be a number of MiB"),
+    "cap not a number": ('trajectory_cap_mb = "big"\n', "trajectory_cap_mb must be a number of MiB"),
+    "infinite cap": ("trajectory_cap_mb = inf\n", "trajectory_cap_mb must be a number of MiB"),
 }
 
 

@@ -69,6 +69,34 @@ async def test_accepted_positions_show_the_canvas_and_pending_ones_the_chosen_vi
         assert not canvas.display
 
 
+async def test_a_fills_given_text_is_drawn_fixed_and_edited_positions_flash():
+    import dataclasses
+
+    texts = TokenTexts(lambda token: f"<{token}>")
+    app = Host()
+    async with app.run_test(size=(100, 10)) as pilot:
+        canvas = app.query_one(DenoisingCanvas)
+        step = dataclasses.replace(make_step(noise_is_mask=True), fixed=np.array([True, False, False, True]),
+                                   edited=np.array([False, False, True, False]))
+        canvas.show(step, texts, "candidates", total_blocks=None)
+        await pilot.pause()
+        palette = canvas._palette()
+        lines = [strip.text for strip in canvas._lines]
+        assert lines[0] == "block 2 · step 3/8 · accepted 1/2 (+1) · 2 given · 1 edited · showing candidates"
+        assert lines[1].endswith("bright accepted, dim undecided, given fixed, edited")
+        # Given positions: their own text in the given style, never the candidate; holes keep the colour scale;
+        # the edited position flashes (bold, reversed).
+        segments = [(seg.text, seg.style) for seg in canvas._lines[2]]
+        assert [text for text, _ in segments] == ["<10>", "<21>", "<12>", "<13>"]
+        assert segments[0][1] == palette.given == segments[3][1] and segments[1][1] in palette.pending
+        assert segments[2][1] == palette.edited and palette.edited.reverse and palette.edited.bold
+        assert palette.given.dim and palette.given not in palette.pending + palette.accepted
+        # The next step without edits draws that position as any accepted one again.
+        canvas.show(dataclasses.replace(step, edited=np.zeros(4, bool)), texts, "candidates", total_blocks=None)
+        assert list(canvas._lines[2])[2].style in palette.accepted
+        assert "edited" not in canvas.header_text()
+
+
 async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
     texts = TokenTexts(lambda token: "abcdefg"[: token % 7 + 1] + "\n")
     length = 40
@@ -141,3 +169,26 @@ async def test_block_sparklines_wrap_onto_more_lines_and_draw_equal_counts_as_fu
         assert "block 2: 2 steps, accepted per step 1 5" in steps.tooltip
         steps.add(14, (1, 2))
         assert steps.blocks[-1] == (1, 2)
+
+
+async def test_block_sparklines_say_how_many_positions_llada21_editing_rewrote():
+    import io
+
+    from rich.console import Console
+
+    from tui.widgets.block_steps import BlockSteps
+
+    class Blocks(Host):
+        def compose(self) -> ComposeResult:
+            yield BlockSteps([[4, 4], [2, 6]], [3, 0])
+
+    app = Blocks()
+    async with app.run_test(size=(60, 10)) as pilot:
+        await pilot.pause()
+        steps = app.query_one(BlockSteps)
+        console = Console(width=steps.content_size.width, record=True, file=io.StringIO())
+        console.print(steps.render())
+        assert console.export_text().splitlines()[0].startswith("1 ██ 3 edits   2 ▁█   ")
+        assert "block 1: 2 steps, accepted per step 4 4, 3 edits" in steps.tooltip
+        steps.add(2, (8,), 1)
+        assert steps.edits == [3, 0, 1] and "block 3: 1 steps, accepted per step 8, 1 edit" in steps.tooltip

@@ -106,3 +106,33 @@ def test_attachment_chip_with_a_thumbnail(app_env, snap_compare):
         await pilot.pause()
 
     assert snap_compare(make_app("dg_vision"), terminal_size=SIZE, run_before=attached)
+
+
+def _replay_at(trajectory: str, keys: tuple[str, ...]):
+    """The replay view of a recorded answer (a fixture file, so the frames never change), after `keys`."""
+    from tui.store import default_db_path
+
+    from tui_helpers import seed_recorded_answer
+
+    conversation = seed_recorded_answer(default_db_path(), trajectory)
+
+    async def replayed(pilot) -> None:
+        await _model_loaded(pilot)
+        await pilot.app.session.open(conversation)
+        await pilot.press("ctrl+r", *keys)
+        await pilot.pause()
+
+    return replayed
+
+
+def test_replay_view_of_a_fill(app_env, snap_compare):
+    # Block 2, step 3: the given text dim and fixed, the holes resolving.
+    assert snap_compare(make_app("dg_text"), terminal_size=SIZE,
+                        run_before=_replay_at("dg_fill.traj", ("right_square_bracket", "right", "right")))
+
+
+def test_replay_view_with_llada21_edits(app_env, snap_compare):
+    # Block 2, step 4: positions edited in this step flash; the block stats count the edits.
+    assert snap_compare(make_app("dg_text"), terminal_size=SIZE,
+                        run_before=_replay_at("llada21_edits.traj", ("right_square_bracket", "right", "right",
+                                                                     "right")))

@@ -116,7 +116,8 @@ class ScriptedAnswer:
     def advance(self) -> None:
         self.gate.release()
 
-    def __call__(self, model, messages, settings, think, cancel, session, progress=None):
+    def __call__(self, model, messages, settings, think, cancel, session, progress=None, **options):
+        # (options: `record`, which a scripted answer ignores: it has no trajectory to give)
         self.calls.append(messages)
         if self.fail_first is not None and len(self.calls) == 1:
             raise self.fail_first
@@ -136,3 +137,26 @@ class ScriptedAnswer:
 def scripted_worker(script: ScriptedAnswer):
     # The real loader (the tokenizer of the tiny checkpoint draws the canvas), a scripted answer.
     return lambda notify: EngineWorker(notify, generate=script)
+
+
+# ---- recorded trajectories (tests/fixtures/trajectories, made by its record.py) -------------------------
+
+TRAJECTORIES = Path(__file__).parent / "fixtures" / "trajectories"
+
+
+def seed_recorded_answer(store_path, trajectory: str, question: str = "Fill this in.") -> int:
+    """A conversation whose one answer carries the recorded trajectory file `trajectory` (fixed clock)."""
+    from engine.trajectory import decode
+    from tui.store import ConversationStore
+
+    data = (TRAJECTORIES / trajectory).read_bytes()
+    meta = decode(data).meta
+    stats = {"finish_reason": meta["finish_reason"]}
+    if meta["filled_spans"]:
+        stats.update(fill="fill", filled_spans=meta["filled_spans"])
+    with ConversationStore(store_path, clock=lambda: 1_700_000_000.0) as store:
+        conversation = store.create("A recorded answer", meta["model"])
+        store.add_message(conversation.id, "user", question)
+        message = store.add_message(conversation.id, "assistant", meta["content"], stats=stats)
+        assert store.save_trajectory(store.revisions(message.id)[0].id, data)
+        return conversation.id

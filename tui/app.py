@@ -104,7 +104,7 @@ class DiffusionChatApp(App):
         self._load_job: int | None = None
         loaded = load_config()
         self.config, self.config_error, self.config_path = loaded.config, loaded.error, loaded.path
-        self.store, self.store_error = _open_store()
+        self.store, self.store_error = _open_store(self.config.trajectory_cap_bytes)
         self.session: ChatSession | None = None
         for theme in load_themes():
             self.register_theme(theme)
@@ -129,7 +129,7 @@ class DiffusionChatApp(App):
                         severity="error", timeout=20, markup=False)
         self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
                                    think=self.options.think or self.config.think,
-                                   system_prompt=self.options.system_prompt)
+                                   system_prompt=self.options.system_prompt, record=self.config.record_trajectories)
         screen = ChatScreen(self.session)
         self.session.view = screen
         await self.push_screen(screen)
@@ -297,6 +297,13 @@ class DiffusionChatApp(App):
         if theme != self.config.theme:
             self._set_config(theme=theme)
 
+    def toggle_recording(self) -> None:
+        """Whether answers record their denoising (saved; from the next answer)."""
+        on = not self.config.record_trajectories
+        self._set_config(record_trajectories=on)
+        self.session.record_trajectories = on
+        self.notify(f"Recording the denoising {'on' if on else 'off'} (from the next answer).", markup=False)
+
     def set_canvas_mode(self, mode: str) -> None:
         """What the canvas shows for positions not yet accepted: "candidates" or "noise"."""
         self._set_config(canvas_mode=mode)
@@ -354,9 +361,9 @@ class DiffusionChatApp(App):
         yield from app_commands(self)
 
 
-def _open_store() -> tuple[ConversationStore, str | None]:
+def _open_store(trajectory_cap: int) -> tuple[ConversationStore, str | None]:
     """The conversation database; if it cannot be used, a throwaway in-memory one and the reason."""
     try:
-        return ConversationStore(default_db_path()), None
+        return ConversationStore(default_db_path(), trajectory_cap=trajectory_cap), None
     except StoreError as exc:
-        return ConversationStore(":memory:"), str(exc)
+        return ConversationStore(":memory:", trajectory_cap=trajectory_cap), str(exc)

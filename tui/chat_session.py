@@ -11,11 +11,8 @@ store holds all of it (see `conversation_path` for what is derived from the save
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
-import math
 import time
-from dataclasses import dataclass, field
 from typing import Any, Callable, Mapping, Protocol, Sequence
 
 from engine.events import (
@@ -30,14 +27,16 @@ from engine.events import (
     Started,
     Step,
 )
+from engine.fill import FillTemplate
 from engine.settings import Settings
 
 from .chat_navigation import ConversationState
 from . import prompt_budget
 from .conversation_path import (Place, answer_stats, engine_history, place_of, places, request_messages,
                                 title_from, user_turn)
+from .diffusion_turns import DiffusionTurns
 from .frame_pacer import FramePacer
-from .live_steps import LiveSteps
+from .generation_state import FillKind, Generation
 from .store import Conversation, ConversationStore, Message, StoreError
 
 
@@ -52,7 +51,9 @@ class ChatView(Protocol):
 
     async def add_text(self, answer: Any, content: str, reasoning: str) -> None: ...
 
-    def show_block_steps(self, answer: Any, block: int, accepted_per_step: Sequence[int]) -> None: ...
+    def show_block_steps(self, answer: Any, block: int, accepted_per_step: Sequence[int], edits: int) -> None: ...
+
+    def show_filled(self, answer: Any, spans: Sequence[tuple[int, int]]) -> None: ...  # a template's fillings
 
     def show_frame(self, answer: Any, step: Step, total_blocks: int | None) -> None: ...
 
@@ -91,52 +92,25 @@ class Backend(Protocol):
     def forget(self, conversation: Any) -> None: ...
 
 
-@dataclass
-class Generation:
-    """The answer being written: which job, where it is shown and how far it got."""
-
-    job: int
-    conversation_id: int
-    answer: Any                  # the view's handle
-    settings: Settings
-    token_budget: int | None
-    started_at: float
-    revision_of: int | None = None   # the assistant message this answer is a new revision of
-    started: Started | None = None
-    committed_block: int = -1
-    generated_tokens: int = 0
-    content: str = ""
-    reasoning: str = ""
-    accepted_per_block: list[list[int]] = field(default_factory=list)
-    last_frame: Frame | None = None
-    prefilling: Prefilling | None = None   # how far a long prompt's encoding got
-    detached: bool = False       # the person switched away; results still go to the store
-    pacer: FramePacer = field(default_factory=FramePacer)
-    live_steps: LiveSteps = field(default_factory=LiveSteps)
-
-    def total_blocks(self, block_length: int) -> int | None:
-        """Blocks this answer can take at most, given what is committed and the current block length."""
-        if not self.token_budget or block_length <= 0:
-            return None
-        remaining = max(self.token_budget - self.generated_tokens, 0)
-        return self.committed_block + 1 + max(math.ceil(remaining / block_length), 1)
-
-
-class ChatSession(ConversationState):
+class ChatSession(DiffusionTurns, ConversationState):
     def __init__(self, store: ConversationStore, backend: Backend, view: ChatView,
                  settings_for: Callable[[str], Settings], *, think: bool = False, system_prompt: str | None = None,
-                 clock: Callable[[], float] = time.monotonic, cpu_clock: Callable[[], float] = time.thread_time):
+                 record: bool = False, clock: Callable[[], float] = time.monotonic,
+                 cpu_clock: Callable[[], float] = time.thread_time):
         super().__init__(store, view, think=think, system_prompt=system_prompt)
         self.backend = backend
         self.settings_for = settings_for
+        self.record_trajectories = record   # requests ask the engine for the trajectory, saved with the answer
         self.clock, self.cpu_clock = clock, cpu_clock
         self.model: ModelInfo | None = None
         self.generation: Generation | None = None
 
     # ---- sending ------------------------------------------------------------------------------------
 
-    async def send(self, text: str, images: Sequence[str] = (), image_labels: Sequence[str] = ()) -> bool:
-        """Save and show the user's turn and start the answer; False (with a notice) when it cannot be sent."""
+    async def send(self, text: str, images: Sequence[str] = (), image_labels: Sequence[str] = (),
+                   fill: FillTemplate | None = None) -> bool:
+        """Save and show the user's turn and start the answer (`fill`: the answer is that template, see
+        `send_fill`); False (with a notice) when it cannot be sent."""
         model = self._ready(images)
         if model is None:
             return False
@@ -155,7 +129,8 @@ class ChatSession(ConversationState):
             self.view.notify(str(exc), "error")
             return False
         await self.view.show_user(message, image_labels, place)
-        self._start(model, await self.view.start_answer(None), self.history)
+        self._start(model, await self.view.start_answer(None), self.history, fill=fill,
+                    fill_kind="fill" if fill is not None else None)
         return True
 
     async def regenerate(self) -> bool:
@@ -172,8 +147,9 @@ class ChatSession(ConversationState):
             revision_of, prompt = last.id, self.messages[:-1]
         else:
             revision_of, prompt = None, self.messages
+        fill = self.refill(last, prompt)   # a filled template is filled again
         answer = await self.view.start_answer(revision_of)
-        self._start(model, answer, engine_history(prompt), revision_of)
+        self._start(model, answer, engine_history(prompt), revision_of, fill, "fill" if fill is not None else None)
         return True
 
     async def resend(self, message_id: int, text: str, images: Sequence[str] = (),
@@ -215,15 +191,21 @@ class ChatSession(ConversationState):
             return model
         return None
 
-    def _start(self, model: ModelInfo, answer: Any, history: Sequence[dict], revision_of: int | None = None) -> None:
+    def _start(self, model: ModelInfo, answer: Any, history: Sequence[dict], revision_of: int | None = None,
+               fill: FillTemplate | None = None, fill_kind: FillKind | None = None) -> None:
         settings = self.settings_for(model.family)
-        job = self.backend.generate(GenerationRequest(request_messages(self.system_prompt, history), settings,
-                                                      think=self.think, conversation=self.conversation_id))
+        # A template's answer has no thinking channel: that turn is asked without thinking.
+        job = self.backend.generate(GenerationRequest(
+            request_messages(self.system_prompt, history), settings, think=self.think and fill is None,
+            conversation=self.conversation_id, fill=fill, record=self.record_trajectories))
         budget = settings.max_tokens or model.setting_defaults.get("max_tokens")
         now = self.clock()
         self.generation = Generation(job, self.conversation_id, answer, settings, budget, started_at=now,
-                                     revision_of=revision_of, pacer=FramePacer(now, self.cpu_clock()))
+                                     revision_of=revision_of, fill_kind=fill_kind,
+                                     pacer=FramePacer(now, self.cpu_clock()))
         self.view.show_activity("reading the prompt…")
+        if fill is not None:
+            self.view.show_filled(answer, ())   # plain text from its first block on
         if not model.frames:
             self.view.show_canvas_note(answer, "remote: committed blocks only")
         self.view.set_live(True)
@@ -316,24 +298,29 @@ class ChatSession(ConversationState):
             generation.committed_block = update.block
             generation.generated_tokens += len(update.token_ids)
             generation.accepted_per_block.append(list(update.accepted_per_step))
+            generation.edits_per_block.append(update.edits)
             await self._add_text(generation, update.content_delta, update.reasoning_delta)
+            self._show_filled(generation, update.filled_spans)
             if update.stop_reason != "cancelled" and not generation.detached:
-                self.view.show_block_steps(generation.answer, update.block, update.accepted_per_step)
+                self.view.show_block_steps(generation.answer, update.block, update.accepted_per_step, update.edits)
         elif isinstance(update, Finished):
             if update.content_tail or update.reasoning_tail:
                 await self._add_text(generation, update.content_tail, update.reasoning_tail)
+            self._show_filled(generation, update.filled_spans)
             # The engine's whole texts are what is saved (equal to the deltas shown, tails included).
             generation.content, generation.reasoning = update.content, update.reasoning
+            generation.trajectory = update.trajectory
             status = "cancelled" if update.finish_reason == "cancelled" else "complete"
-            await self._end(generation, status, answer_stats(update, generation.started,
-                                                             generation.accepted_per_block))
+            stats = answer_stats(update, generation.started, generation.accepted_per_block)
+            await self._end(generation, status, {**stats, **generation.saved_extras()})
             if not generation.detached:
                 stats = update.stats
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
                 steps_text = f"{steps} steps, " if steps else ""   # a remote server may not say
+                edits = sum(generation.edits_per_block)
                 self.view.show_activity(
                     f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{blocks} block{'s' * (blocks != 1)} │ "
-                    f"{stats.total_s:.1f} s │ {update.finish_reason}"
+                    + (f"{edits} edits │ " if edits else "") + f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 
     async def _add_text(self, generation: Generation, content: str, reasoning: str) -> None:
@@ -354,10 +341,12 @@ class ChatSession(ConversationState):
                 saved = self.store.add_message(generation.conversation_id, "assistant", generation.content,
                                                reasoning=generation.reasoning, status=status, stats=stats,
                                                settings=settings)
+                revision_id = self.store.revisions(saved.id)[0].id
             else:
-                self.store.add_revision(generation.revision_of, generation.content, generation.reasoning, status,
-                                        stats, settings)
+                revision_id = self.store.add_revision(generation.revision_of, generation.content,
+                                                      generation.reasoning, status, stats, settings).id
                 saved = self.store.get_message(generation.revision_of)
+            self.keep_trajectory(revision_id, generation.trajectory)
             if not generation.detached:
                 place = place_of(self.store, saved)
                 self._reload()

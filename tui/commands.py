@@ -42,6 +42,12 @@ def app_commands(app) -> Iterable[SystemCommand]:
                         lambda: chat.action_switch_revision(1))
     yield SystemCommand("Compare revisions", "The answer's revisions side by side: settings, steps, time",
                         chat.action_compare_revisions)
+    yield SystemCommand("Revise a span", "Choose a span of the focused (or last) answer and write it again in place",
+                        chat.action_revise_answer)
+    yield SystemCommand("Replay the denoising", "Step through the recorded denoising of the focused (or last) answer",
+                        chat.action_replay)
+    yield SystemCommand("Recording on/off", "Whether answers record their denoising for replaying it",
+                        app.toggle_recording)
     yield SystemCommand("Edit last message", "Edit your last message and resend it (a new branch)",
                         chat.action_edit_last_message)
     yield SystemCommand("System prompt", "Set or remove this conversation's system prompt",

@@ -4,6 +4,8 @@
     theme = "diffusion-dark"
     canvas_mode = "candidates"            # or "noise"
     think = false                         # thinking on for new conversations
+    record_trajectories = true            # keep every answer's denoising, for replaying it (ctrl+r)
+    trajectory_cap_mb = 16                # the most recordings one conversation keeps, in MiB (oldest go)
 
     [samplers.llada2_moe]                 # engine.Settings fields, per model family
     block_length = 32
@@ -61,6 +63,8 @@ class AppConfig:
     theme: str = DEFAULT_THEME  # any registered Textual theme name; the app falls back if it is unknown
     canvas_mode: str = "candidates"
     think: bool = False
+    record_trajectories: bool = True
+    trajectory_cap_mb: float = 16
     # Per model family ("diffusion_gemma", "llada2_moe"): engine.Settings field -> value, only those
     # that differ from the defaults. Thinking is not among them: the top-level `think` holds it.
     samplers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -79,6 +83,10 @@ class AppConfig:
         else:
             samplers.pop(family, None)
         return dataclasses.replace(self, samplers=samplers)
+
+    @property
+    def trajectory_cap_bytes(self) -> int:
+        return int(self.trajectory_cap_mb * 2**20)
 
 
 @dataclass(frozen=True)
@@ -154,6 +162,8 @@ def _config_to_data(config: AppConfig) -> dict[str, Any]:
     data["theme"] = config.theme
     data["canvas_mode"] = config.canvas_mode
     data["think"] = config.think
+    data["record_trajectories"] = config.record_trajectories
+    data["trajectory_cap_mb"] = config.trajectory_cap_mb
     samplers = {family: dict(values) for family, values in config.samplers.items() if values}
     if samplers:
         data["samplers"] = samplers
@@ -175,10 +185,16 @@ def _config_from_data(data: dict[str, Any]) -> AppConfig:
         if data["canvas_mode"] not in CANVAS_MODES:
             raise ConfigError(f"canvas_mode must be one of {', '.join(CANVAS_MODES)}; got {data['canvas_mode']!r}")
         values["canvas_mode"] = data["canvas_mode"]
-    if "think" in data:
-        if not isinstance(data["think"], bool):
-            raise ConfigError(f"think must be true or false, got {data['think']!r}")
-        values["think"] = data["think"]
+    for name in ("think", "record_trajectories"):
+        if name in data:
+            if not isinstance(data[name], bool):
+                raise ConfigError(f"{name} must be true or false, got {data[name]!r}")
+            values[name] = data[name]
+    if "trajectory_cap_mb" in data:
+        cap = data["trajectory_cap_mb"]
+        if isinstance(cap, bool) or not isinstance(cap, (int, float)) or not 0 <= cap < 2**40:
+            raise ConfigError(f"trajectory_cap_mb must be a number of MiB, 0 or more, got {cap!r}")
+        values["trajectory_cap_mb"] = cap
     if "samplers" in data:
         samplers = data["samplers"]
         if not isinstance(samplers, dict):

@@ -3,7 +3,8 @@
 It renders and handles keys; the turn logic is `tui.chat_session.ChatSession`, for which this screen is the
 `ChatView`. It never touches MLX: frames come from the backend's slot, read by the session on a 30 Hz timer
 while an answer is being written. Editing an earlier message happens in the prompt itself (a banner says
-so); what is typed there, `/image` and `/system` included, is handled by `tui.screens.prompt_commands`.
+so); what is typed there, `/image`, `/system` and `/fill` included, is handled by `tui.screens.prompt_commands`;
+revise mode and the replay view by `tui.screens.diffusion_keys`.
 """
 
 from __future__ import annotations
@@ -34,18 +35,20 @@ from ..widgets.status_bar import StatusBar
 from ..widgets.token_count import TokenCount
 from ..widgets.transcript import Transcript
 from .compare import CompareScreen
+from .diffusion_keys import DiffusionKeys
 from .prompt_commands import PromptCommands
 
 # Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
 COUNT_DEBOUNCE_S = 0.3
 
 
-class ChatScreen(PromptCommands, Screen):
+class ChatScreen(PromptCommands, DiffusionKeys, Screen):
     BINDINGS = [
         # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
         Binding("escape", "cancel_generation", "Cancel"),
         Binding("ctrl+g", "regenerate", "Regenerate"),
         Binding("ctrl+k", "compare_revisions", "Compare"),
+        Binding("ctrl+r", "replay", "Replay", show=False),   # (the footer is full at 110 columns)
         Binding("ctrl+b", "toggle_sampler", "Sampler"),
         Binding("ctrl+t", "toggle_thinking", "Thinking", show=False),
         Binding("ctrl+f", "attach_image", "Image"),
@@ -79,8 +82,8 @@ class ChatScreen(PromptCommands, Screen):
                     yield AttachmentBar(id="attachments")
                     yield Static("", id="completions", markup=False)
                     with Horizontal(id="prompt-row"):
-                        yield PromptInput(id="prompt", placeholder="Message · Enter sends · shift+enter or ctrl+j: "
-                                          "new line · /image PATH · /system TEXT")
+                        yield PromptInput(id="prompt", placeholder="Message · Enter sends · ctrl+j: new line · "
+                                          "/image PATH · /system TEXT · /fill ___")
                         yield TokenCount(id="token-count")
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
@@ -154,8 +157,12 @@ class ChatScreen(PromptCommands, Screen):
     async def add_text(self, answer: AssistantMessage, content: str, reasoning: str) -> None:
         await answer.add_block(content, reasoning)
 
-    def show_block_steps(self, answer: AssistantMessage, block: int, accepted_per_step: Sequence[int]) -> None:
-        answer.block_steps.add(block, accepted_per_step)
+    def show_block_steps(self, answer: AssistantMessage, block: int, accepted_per_step: Sequence[int],
+                         edits: int) -> None:
+        answer.block_steps.add(block, accepted_per_step, edits)
+
+    def show_filled(self, answer: AssistantMessage, spans: Sequence[tuple[int, int]]) -> None:
+        answer.show_filled(spans)
 
     def show_frame(self, answer: AssistantMessage, step: Step, total_blocks: int | None) -> None:
         answer.show_frame(step, self.token_texts, self.canvas_mode, total_blocks)
@@ -349,7 +356,10 @@ class ChatScreen(PromptCommands, Screen):
         self.copy(event.text, event.what)
 
     def on_text_selected(self, event: events.TextSelected) -> None:
-        """A mouse selection in the transcript is copied as soon as it is made."""
+        """A mouse selection in the transcript is copied as soon as it is made (in revise mode it is the span
+        to write again instead)."""
+        if any(selector.text_selection is not None for selector in self.query("SpanSelector")):
+            return
         selected = self.get_selected_text()
         if selected:
             self.copy(selected, f"the selection ({len(selected)} characters)")

@@ -1,6 +1,6 @@
 """The chat screen's prompt handling (a mixin of `ChatScreen`): what Enter does with the text — send it, resend
-an edited earlier message, `/image PATH`, `/system TEXT` — the image attachments, the `/image` path
-completions, and editing an earlier message in the prompt.
+an edited earlier message, `/image PATH`, `/system TEXT`, `/fill TEXT with ___ holes` — the image
+attachments, the `/image` path completions, and editing an earlier message in the prompt.
 
 Its handlers follow Textual's naming convention (`on_<widget>_<message>`), which works from a mixin.
 """
@@ -13,7 +13,7 @@ from engine.errors import InputError
 
 from ..widgets.attachments import inspect_attachment
 from ..widgets.messages import UserMessage
-from ..widgets.prompt import IMAGE_COMMAND, SYSTEM_COMMAND, PathSuggester, PromptInput
+from ..widgets.prompt import FILL_COMMAND, IMAGE_COMMAND, SYSTEM_COMMAND, PathSuggester, PromptInput
 from .dialogs import TextPromptScreen
 
 EDIT_BANNER = ("Editing an earlier message: Enter sends it as a new branch from there (the old branch stays; "
@@ -45,6 +45,12 @@ class PromptCommands:
             self.session.set_system_prompt(system)
             self.prompt.value = ""
             return
+        fill = _command(text, FILL_COMMAND)
+        if fill is not None:
+            if await self.send_fill(fill):
+                self.prompt.remember(text)
+                self.prompt.value = ""
+            return
         if text and await self.send(text):
             self.prompt.remember(text)
             self.prompt.value = ""
@@ -56,6 +62,16 @@ class PromptCommands:
         if self.editing is not None:
             return await self.session.resend(self.editing.message_id, text, paths, labels)
         return await self.session.send(text, paths, labels)
+
+    async def send_fill(self, text: str) -> bool:
+        """`/fill TEXT`: a new turn answered by TEXT with its holes filled."""
+        if self.editing is not None:
+            self.notify("A template is sent as a new turn: stop editing first (Esc).", severity="warning")
+            return False
+        if self.attachments.attachments:
+            self.notify("A template's turn takes no images: remove the chips first.", severity="warning")
+            return False
+        return await self.session.send_fill(text)
 
     # ---- editing an earlier message --------------------------------------------------------------------
 

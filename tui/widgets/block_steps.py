@@ -1,5 +1,6 @@
 """Under an answer: one small sparkline per committed block, of how many positions each denoising step
-accepted — where the sampler settled the block at once, and where it struggled.
+accepted — where the sampler settled the block at once, and where it struggled — and, for LLaDA-2.1 token
+editing, how many positions the block re-wrote ("3 edits").
 
 One widget draws them all with Textual's sparkline renderable, wrapping onto more lines when there are many:
 a block commits while the engine computes, and mounting a widget per block would cost a layout pass each.
@@ -27,15 +28,20 @@ def spark_width(counts: Sequence[int]) -> int:
     return min(max(len(counts), 2), MAX_SPARK_WIDTH)
 
 
-def cell_width(block: int, counts: Sequence[int]) -> int:
-    return len(str(block + 1)) + 1 + spark_width(counts) + GAP
+def edits_text(edits: int) -> str:
+    return f" {edits} edit{'s' * (edits != 1)}" if edits else ""
+
+
+def cell_width(block: int, counts: Sequence[int], edits: int = 0) -> int:
+    return len(str(block + 1)) + 1 + spark_width(counts) + len(edits_text(edits)) + GAP
 
 
 class _Row:
     """One line of (block number, sparkline) cells."""
 
-    def __init__(self, cells: list[tuple[int, tuple[int, ...]]], number: Style, low: Style, high: Style):
-        self.cells, self.number, self.low, self.high = cells, number, low, high
+    def __init__(self, cells: list[tuple[int, tuple[int, ...]]], number: Style, low: Style, high: Style,
+                 edits: Sequence[int]):
+        self.cells, self.number, self.low, self.high, self.edits = cells, number, low, high, edits
 
     def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
         for block, counts in self.cells:
@@ -45,6 +51,9 @@ class _Row:
             data = counts[:1] if len(set(counts)) == 1 and counts[0] > 0 else counts
             line = Sparkline(data, width=spark_width(counts), min_color=self.low.color, max_color=self.high.color)
             yield from (segment for segment in console.render(line, options) if segment.text != "\n")
+            edits = self.edits[block] if block < len(self.edits) else 0
+            if edits:
+                yield Segment(edits_text(edits), self.number)
             yield Segment(" " * GAP)
         yield Segment.line()
 
@@ -70,9 +79,10 @@ class BlockSteps(Widget):
 
     COMPONENT_CLASSES = {"block-steps--number", "block-steps--low", "block-steps--high"}
 
-    def __init__(self, blocks: Sequence[Sequence[int]] = (), *, id: str | None = None):
+    def __init__(self, blocks: Sequence[Sequence[int]] = (), edits: Sequence[int] = (), *, id: str | None = None):
         super().__init__(id=id)
         self._blocks = [(block, tuple(counts)) for block, counts in enumerate(blocks) if counts]
+        self.edits: list[int] = list(edits)   # per block (LLaDA-2.1 editing)
         self._rows = 0
 
     @property
@@ -83,16 +93,22 @@ class BlockSteps(Widget):
         self.display = bool(self._blocks)
         self._set_tooltip()
 
-    def add(self, block: int, accepted_per_step: Sequence[int]) -> None:
+    def add(self, block: int, accepted_per_step: Sequence[int], edits: int = 0) -> None:
         if not accepted_per_step:
             return
         self._blocks.append((block, tuple(accepted_per_step)))
+        self.edits += [0] * (block + 1 - len(self.edits))
+        self.edits[block] = edits
         self._update()
 
-    def set_blocks(self, blocks: Sequence[Sequence[int]]) -> None:
+    def set_blocks(self, blocks: Sequence[Sequence[int]], edits: Sequence[int] = ()) -> None:
         """Show the blocks of a saved answer (replacing whatever was shown)."""
         self._blocks = [(block, tuple(counts)) for block, counts in enumerate(blocks) if counts]
+        self.edits = list(edits)
         self._update()
+
+    def edits_of(self, block: int) -> int:
+        return self.edits[block] if block < len(self.edits) else 0
 
     def _update(self) -> None:
         shown = bool(self._blocks)
@@ -105,7 +121,9 @@ class BlockSteps(Widget):
 
     def _set_tooltip(self) -> None:
         self.tooltip = "\n".join(f"block {block + 1}: {len(counts)} steps, accepted per step "
-                                 + " ".join(map(str, counts)) for block, counts in self._blocks) or None
+                                 + " ".join(map(str, counts)) + (f",{edits_text(self.edits_of(block))}"
+                                                                 if self.edits_of(block) else "")
+                                 for block, counts in self._blocks) or None
 
     def _width(self) -> int:
         width = self.content_size.width
@@ -115,7 +133,7 @@ class BlockSteps(Widget):
         rows: list[list[tuple[int, tuple[int, ...]]]] = []
         used = width
         for block, counts in self._blocks:
-            needed = cell_width(block, counts)
+            needed = cell_width(block, counts, self.edits_of(block))
             if used + needed > width and (not rows or rows[-1]):
                 rows.append([])
                 used = 0
@@ -130,7 +148,7 @@ class BlockSteps(Widget):
     def render(self) -> Group:
         number, low, high = (self.get_component_rich_style(name) for name in
                              ("block-steps--number", "block-steps--low", "block-steps--high"))
-        return Group(*(_Row(cells, number, low, high) for cells in self._lay_out(self._width())))
+        return Group(*(_Row(cells, number, low, high, self.edits) for cells in self._lay_out(self._width())))
 
 
 def shown_blocks(message: Message) -> list[list[int]]:
@@ -139,3 +157,8 @@ def shown_blocks(message: Message) -> list[list[int]]:
     if message.status == "cancelled" and blocks:
         blocks = blocks[:-1]
     return blocks
+
+
+def shown_edits(message: Message) -> list[int]:
+    """A saved answer's LLaDA-2.1 edits per block (none saved: none made)."""
+    return [int(count) for count in (message.stats or {}).get("edits_per_block") or ()]

@@ -3,6 +3,8 @@
 Accepted (settled) positions are drawn bright and bold, the rest dim; each position is coloured on a
 scale from confident to unsure by the step's per-position entropy or confidence. Unsettled positions show
 either the model's current candidate or what the canvas really holds (noise / mask), as the person chooses.
+A fill's given text (`Step.fixed`) is drawn dim in the text colour, apart from the holes resolving around it;
+positions LLaDA-2.1 re-wrote in this step (`Step.edited`) flash reversed in the accent colour for that frame.
 
 A legend line under the header tells what the colours and the brightness mean.
 
@@ -13,7 +15,7 @@ come from a small palette of levels, and it asks for a screen layout only when i
 
 from __future__ import annotations
 
-from typing import Callable, Literal
+from typing import Callable, Literal, NamedTuple
 
 import numpy as np
 from rich.cells import cell_len, set_cell_size
@@ -91,6 +93,14 @@ class DenoisingCanvas(Widget):
     DenoisingCanvas > .denoising-canvas--noise {
         color: $canvas-noise;
     }
+    DenoisingCanvas > .denoising-canvas--given {
+        color: $foreground;
+        text-style: dim italic;
+    }
+    DenoisingCanvas > .denoising-canvas--edited {
+        color: $accent;
+        text-style: bold reverse;
+    }
     """
 
     COMPONENT_CLASSES = {
@@ -98,10 +108,15 @@ class DenoisingCanvas(Widget):
         "denoising-canvas--confident",
         "denoising-canvas--unsure",
         "denoising-canvas--noise",
+        "denoising-canvas--given",
+        "denoising-canvas--edited",
     }
 
-    def __init__(self, *, id: str | None = None, classes: str | None = None):
+    def __init__(self, *, keep_height: bool = True, id: str | None = None, classes: str | None = None):
+        """`keep_height`: live, the canvas keeps its tallest frame's height (see `_draw`); a replay, which
+        jumps between frames at the person's pace, fits each one."""
         super().__init__(id=id, classes=classes)
+        self.keep_height = keep_height
         self.step: Step | None = None
         self.token_texts: TokenTexts | None = None
         self.mode: CanvasMode = "candidates"
@@ -125,7 +140,7 @@ class DenoisingCanvas(Widget):
     def clear(self) -> None:
         """The block committed: blank the canvas (or show its note) but keep its place for the next block."""
         self.step = None
-        self._lines = [Strip([Segment(self.note, self._palette()[3])])] if self.note else []
+        self._lines = [Strip([Segment(self.note, self._palette().header)])] if self.note else []
         self._reserved_height = max(self._reserved_height, len(self._lines))
         self.refresh()
 
@@ -147,10 +162,16 @@ class DenoisingCanvas(Widget):
             return ""
         block = f"block {step.block + 1}/{self.total_blocks}" if self.total_blocks else f"block {step.block + 1}"
         start = step.prompt_positions
-        settled = int(step.accepted[start:].sum())
+        # A fill's given positions are settled from the start: the count is of the holes' positions.
+        open_ = ~step.fixed[start:] if step.fixed is not None else np.ones(len(step.canvas) - start, bool)
+        settled = int((step.accepted[start:] & open_).sum())
+        given = len(open_) - int(open_.sum())
+        edited = int(step.edited.sum()) if step.edited is not None else 0
         return (
             f"{block} · step {step.step + 1}/{step.max_steps} · "
-            f"accepted {settled}/{len(step.canvas) - start} (+{step.newly_accepted}) · showing {self.mode}"
+            f"accepted {settled}/{int(open_.sum())} (+{step.newly_accepted})"
+            + (f" · {given} given" if given else "") + (f" · {edited} edited" if edited else "")
+            + f" · showing {self.mode}"
         )
 
     def get_content_height(self, container: Size, viewport: Size, width: int) -> int:
@@ -169,21 +190,23 @@ class DenoisingCanvas(Widget):
         # A layout pass re-arranges (and redraws) the whole screen and costs far more than a frame: the canvas
         # keeps the height of its tallest frame (shorter ones leave blank lines) and asks for a layout only
         # when it grows.
-        grown = len(self._lines) > self._reserved_height
-        self._reserved_height = max(self._reserved_height, len(self._lines))
+        grown = len(self._lines) > self._reserved_height or (not self.keep_height
+                                                             and len(self._lines) != self._reserved_height)
+        self._reserved_height = max(self._reserved_height if self.keep_height else 0, len(self._lines))
         if not self.display:
             self.display = True  # (setting it, even to the same value, costs a layout pass)
         else:
             self.refresh(layout=grown)
 
-    def _palette(self) -> tuple[list[Style], list[Style], Style, Style]:
-        """Styles per uncertainty level for accepted and pending positions, the noise and the header."""
+    def _palette(self) -> Palette:
+        """Styles per uncertainty level for accepted and pending positions, the noise, the header, a fill's
+        given text and this step's edits."""
         theme = self.app.theme
         if self._palette_cache is None or self._palette_cache[0] != theme:
             self._palette_cache = (theme, self._make_palette())
         return self._palette_cache[1]
 
-    def _make_palette(self) -> tuple[list[Style], list[Style], Style, Style]:
+    def _make_palette(self) -> Palette:
         base = self.rich_style
         confident = _color_of(self.get_component_rich_style("denoising-canvas--confident"))
         unsure = _color_of(self.get_component_rich_style("denoising-canvas--unsure"))
@@ -192,27 +215,39 @@ class DenoisingCanvas(Widget):
         pending = [base + Style(color=colour, dim=True) for colour in colours]
         noise = base + self.get_component_rich_style("denoising-canvas--noise") + Style(dim=True)
         header = base + self.get_component_rich_style("denoising-canvas--header")
-        return accepted, pending, noise, header
+        given = base + self.get_component_rich_style("denoising-canvas--given")
+        edited = base + self.get_component_rich_style("denoising-canvas--edited")
+        return Palette(accepted, pending, noise, header, given, edited)
 
-    def _legend(self, score_kind: str, width: int) -> Strip:
+    def _legend(self, score_kind: str, width: int, given: bool, edits: bool) -> Strip:
         """What the colours and brightness mean; the same for every frame of a theme, so kept."""
-        key = (self.app.theme, score_kind, width)
+        key = (self.app.theme, score_kind, width, given, edits)
         if self._legend_cache is None or self._legend_cache[0] != key:
-            accepted_styles, pending_styles, _, header_style = self._palette()
+            palette = self._palette()
+            header_style = palette.header
             segments = [Segment("certain ", header_style)]
-            segments += [Segment(LEGEND_GLYPH, style) for style in accepted_styles]
+            segments += [Segment(LEGEND_GLYPH, style) for style in palette.accepted]
             segments.append(Segment(f" unsure (by {score_kind}) · ", header_style))
-            segments += [Segment("bright", accepted_styles[0]), Segment(" accepted, ", header_style),
-                         Segment("dim", pending_styles[0]), Segment(" undecided", header_style)]
+            segments += [Segment("bright", palette.accepted[0]), Segment(" accepted, ", header_style),
+                         Segment("dim", palette.pending[0]), Segment(" undecided", header_style)]
+            if given:
+                segments += [Segment(", ", header_style), Segment("given", palette.given),
+                             Segment(" fixed", header_style)]
+            if edits:
+                segments += [Segment(", ", header_style), Segment("edited", palette.edited)]
             self._legend_cache = (key, Strip(segments).crop(0, width))
         return self._legend_cache[1]
 
     def _lay_out(self, width: int) -> list[Strip]:
         """The header line, then every position's text, wrapped at token boundaries to `width` cells."""
         step, token_texts = self.step, self.token_texts
-        accepted_styles, pending_styles, noise_style, header_style = self._palette()
+        palette = self._palette()
+        accepted_styles, pending_styles, noise_style = palette.accepted, palette.pending, palette.noise
         header = self.header_text()
-        lines = [Strip([Segment(header, header_style)]).crop(0, width), self._legend(step.score_kind, width)]
+        given = step.fixed.tolist() if step.fixed is not None else None
+        edited = step.edited.tolist() if step.edited is not None and step.edited.any() else None
+        lines = [Strip([Segment(header, palette.header)]).crop(0, width),
+                 self._legend(step.score_kind, width, given is not None, edited is not None)]
         levels = uncertainty_levels(step.scores, step.score_kind).tolist()
         accepted = step.accepted.tolist()
         canvas, candidates = step.canvas.tolist(), step.candidates.tolist()
@@ -220,9 +255,12 @@ class DenoisingCanvas(Widget):
         segments: list[Segment] = []
         used = 0
         for position in range(step.prompt_positions, len(canvas)):
-            if accepted[position]:
+            if given is not None and given[position]:
                 text, cells = token_texts(canvas[position])
-                style = accepted_styles[levels[position]]
+                style = palette.given
+            elif accepted[position]:
+                text, cells = token_texts(canvas[position])
+                style = palette.edited if edited is not None and edited[position] else accepted_styles[levels[position]]
             elif self.mode == "candidates":
                 text, cells = token_texts(candidates[position])
                 style = pending_styles[levels[position]]
@@ -241,6 +279,15 @@ class DenoisingCanvas(Widget):
         if segments:
             lines.append(Strip(segments, used))
         return lines
+
+
+class Palette(NamedTuple):
+    accepted: list[Style]      # per uncertainty level
+    pending: list[Style]
+    noise: Style
+    header: Style
+    given: Style               # a fill's given text
+    edited: Style              # positions re-written this step
 
 
 def _color_of(style: Style) -> Color:

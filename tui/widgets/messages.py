@@ -1,20 +1,24 @@
-"""Transcript entries: a user turn (with image thumbnails), and an assistant turn with its thinking pane, live
-canvas and per-block sparklines.
+"""Transcript entries: a user turn (`user_message`), and an assistant turn with its thinking pane, live canvas
+and per-block sparklines.
 
 Saved turns can take the focus (click, or ctrl+up from the prompt): a focused user message is edited with `e`
-and switches between its branches with `[` / `]`; a focused answer switches revisions with `[` / `]` and copies
-itself (`y`), its next code block (`c`) or its reasoning (`r`). They post messages; the chat screen acts.
+and switches between its branches with `[` / `]`; a focused answer switches revisions with `[` / `]`, copies
+itself (`y`), its next code block (`c`) or its reasoning (`r`), and `v` enters revise mode, where a span of it
+is chosen and written again (the `SpanSelector` has its own keys: there `r` re-denoises). They post
+messages; the chat screen acts.
+
+A `/fill` answer, or one whose span was written again, shows as plain text with its filled spans highlighted
+(`FilledText`): Markdown rendering would move the characters the spans point at.
 """
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Sequence
 
 from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Vertical
 from textual.message import Message as TextualMessage
 from textual.widgets import Collapsible, Markdown, Static
 from textual.widgets.markdown import MarkdownFence
@@ -22,109 +26,16 @@ from textual.widgets.markdown import MarkdownFence
 from engine.events import Step
 
 from ..conversation_path import Place
+from ..diffusion_turns import LAST_ANSWER_ONLY
 from ..fences import Fence, code_fences
 from ..store import Message
-from .block_steps import BlockSteps, shown_blocks
+from .answer_text import FilledText, SpanSelector
+from .block_steps import BlockSteps, shown_blocks, shown_edits
 from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
 from .printable import flowing
-from .thumbnail import Thumbnail
+from .user_message import MESSAGE_CSS, UserMessage, role_line
 
-MESSAGE_CSS = """
-    height: auto;
-    margin: 1 0 0 0;
-    border-left: blank;
-    &:focus {
-        border-left: outer $accent;
-        background: $boost;
-    }
-"""
-
-
-def role_line(role: str, place: Place | None, kind: str) -> str:
-    if place is None or place.count < 2:
-        return role
-    return f"{role}  ‹ {kind} {place.number}/{place.count} ›"
-
-
-class UserMessage(Vertical, can_focus=True):
-    DEFAULT_CSS = f"""
-    UserMessage {{{MESSAGE_CSS}}}
-    UserMessage .role {{
-        text-style: bold;
-        color: $primary;
-    }}
-    UserMessage .user-text {{
-        padding: 0 1;
-    }}
-    UserMessage .user-images {{
-        height: auto;
-        padding: 0 1;
-    }}
-    UserMessage .user-image {{
-        width: auto;
-        height: auto;
-        margin: 0 2 0 0;
-    }}
-    UserMessage .user-image Thumbnail {{
-        width: 16;
-        height: 6;
-    }}
-    UserMessage .user-image-label {{
-        color: $text-muted;
-        width: auto;
-        padding: 0 1;
-    }}
-    """
-
-    BINDINGS = [
-        Binding("e", "edit", "Edit and resend"),
-        Binding("left_square_bracket", "branch(-1)", "Prev branch"),
-        Binding("right_square_bracket", "branch(1)", "Next branch"),
-    ]
-
-    class EditRequested(TextualMessage):
-        def __init__(self, widget: UserMessage):
-            super().__init__()
-            self.widget = widget
-
-    class BranchRequested(TextualMessage):
-        def __init__(self, message_id: int, delta: int):
-            super().__init__()
-            self.message_id, self.delta = message_id, delta
-
-    def __init__(self, content: str, images: Sequence[str] = (), image_labels: Sequence[str] = (),
-                 place: Place | None = None):
-        super().__init__(classes="message user-message")
-        self.content = content
-        self.images = tuple(images)
-        self.image_labels = list(image_labels) or [Path(path).name for path in images]
-        self.place = place
-
-    @classmethod
-    def saved(cls, message: Message, place: Place | None) -> UserMessage:
-        return cls(message.content, message.images, place=place)
-
-    @property
-    def message_id(self) -> int | None:
-        return self.place.message_id if self.place else None
-
-    def compose(self) -> ComposeResult:
-        yield Static(role_line("You", self.place, "branch"), classes="role", markup=False)
-        yield Static(flowing(self.content), markup=False, classes="user-text")
-        if self.images:
-            with Horizontal(classes="user-images"):
-                for path, label in zip(self.images, self.image_labels):
-                    with Vertical(classes="user-image"):
-                        yield Thumbnail(path)
-                        yield Static(f"🖼 {label}", markup=False, classes="user-image-label")
-
-    def action_edit(self) -> None:
-        if self.message_id is not None:
-            self.post_message(self.EditRequested(self))
-
-    def action_branch(self, delta: int) -> None:
-        if self.message_id is not None:
-            self.post_message(self.BranchRequested(self.message_id, delta))
+__all__ = ["AssistantMessage", "UserMessage", "role_line"]
 
 
 class AssistantMessage(Vertical, can_focus=True):
@@ -179,6 +90,7 @@ class AssistantMessage(Vertical, can_focus=True):
         Binding("y", "copy('answer')", "Copy"),
         Binding("c", "copy('code')", "Copy code"),
         Binding("r", "copy('reasoning')", "Copy reasoning", show=False),
+        Binding("v", "revise", "Revise a span"),
     ]
 
     class RevisionRequested(TextualMessage):
@@ -194,14 +106,17 @@ class AssistantMessage(Vertical, can_focus=True):
             self.text, self.what = text, what
 
     def __init__(self, content: str = "", reasoning: str = "", status: str = "complete", note: str = "",
-                 live: bool = False, place: Place | None = None, blocks: Sequence[Sequence[int]] = ()):
+                 live: bool = False, place: Place | None = None, blocks: Sequence[Sequence[int]] = (),
+                 filled_spans: Sequence[Sequence[int]] | None = None, edits: Sequence[int] = ()):
         super().__init__(classes="message assistant-message")
         self.content = content
         self.reasoning = reasoning
         self.status = status
         self.place = place
         self._note = note
-        self._blocks = blocks
+        self._blocks, self._edits = blocks, edits
+        # A template's answer (None: an ordinary one): the fillings' character spans, highlighted.
+        self.filled_spans = _spans(filled_spans)
         self._fence_index = -1   # the code block copied last (ctrl+shift+c / c cycle on from it)
         # A saved answer is finished; a live one finishes with `finish()`.
         self.finished = not live
@@ -211,7 +126,8 @@ class AssistantMessage(Vertical, can_focus=True):
     def saved(cls, message: Message, place: Place | None) -> AssistantMessage:
         note = "⚠ the answer failed" if message.status == "error" else ""
         return cls(message.content, message.reasoning, message.status, note, place=place,
-                   blocks=shown_blocks(message))
+                   blocks=shown_blocks(message), filled_spans=(message.stats or {}).get("filled_spans"),
+                   edits=shown_edits(message))
 
     @property
     def message_id(self) -> int | None:
@@ -222,9 +138,13 @@ class AssistantMessage(Vertical, can_focus=True):
         with Collapsible(title="Thinking", collapsed=bool(self.content), id="thinking") as thinking:
             yield Markdown(flowing(self.reasoning), id="reasoning")
         thinking.display = bool(self.reasoning)
-        yield Markdown(flowing(self.content), id="answer")
+        answer = Markdown(flowing(self.content), id="answer")
+        filled = FilledText(self.content, self.filled_spans or (), id="filled")
+        answer.display, filled.display = self.filled_spans is None, self.filled_spans is not None
+        yield answer
+        yield filled
         yield DenoisingCanvas(id="canvas")
-        yield BlockSteps(self._blocks, id="block-steps")
+        yield BlockSteps(self._blocks, self._edits, id="block-steps")
         note = Static(self._note or _status_note(self.status), markup=False, id="note")
         note.display = bool(note.content)
         yield note
@@ -240,6 +160,16 @@ class AssistantMessage(Vertical, can_focus=True):
     @property
     def block_steps(self) -> BlockSteps:
         return self.query_one(BlockSteps)
+
+    @property
+    def filled(self) -> FilledText:
+        return self.query_one("#filled", FilledText)
+
+    @property
+    def revising(self) -> SpanSelector | None:
+        """The revise-mode selection, while it is shown."""
+        shown = self.query(SpanSelector)
+        return shown.first() if shown else None
 
     def _role_text(self) -> str:
         writing = "  ‹ writing a new revision… ›" if not self.finished and self.place is not None else ""
@@ -268,11 +198,20 @@ class AssistantMessage(Vertical, can_focus=True):
             await self.query_one("#reasoning", Markdown).append(flowing(reasoning_delta))
         if content_delta:
             await self.query_one("#answer", Markdown).append(flowing(content_delta))
+        if self.filled_spans is not None:
+            self.filled.show(self.content, self.filled_spans)
+
+    def show_filled(self, spans: Sequence[Sequence[int]]) -> None:
+        """The answer is a template's: plain text with these fillings highlighted (from now on)."""
+        self.filled_spans = _spans(spans)
+        self.filled.show(self.content, self.filled_spans)
+        self._show_text_view()
 
     async def restart(self) -> None:
-        """Written again (regenerate): empty and live, in place, until `finish`."""
+        """Written again (regenerate, revise): empty and live, in place, until `finish`."""
+        await self.leave_revise()
         self.finished = False
-        await self._show("", "", "complete", "")
+        await self._show("", "", "complete", "", None)
         self.block_steps.set_blocks(())
 
     def finish(self, status: str, note: str = "", place: Place | None = None) -> None:
@@ -286,13 +225,19 @@ class AssistantMessage(Vertical, can_focus=True):
         self.query_one(".role", Static).update(self._role_text())
 
     async def show_revision(self, message: Message, place: Place) -> None:
+        await self.leave_revise()
         self.place = place
         await self._show(message.content, message.reasoning, message.status,
-                         "⚠ the answer failed" if message.status == "error" else "")
-        self.block_steps.set_blocks(shown_blocks(message))
+                         "⚠ the answer failed" if message.status == "error" else "",
+                         (message.stats or {}).get("filled_spans"))
+        self.block_steps.set_blocks(shown_blocks(message), shown_edits(message))
 
-    async def _show(self, content: str, reasoning: str, status: str, note: str) -> None:
+    async def _show(self, content: str, reasoning: str, status: str, note: str,
+                    filled_spans: Sequence[Sequence[int]] | None) -> None:
         self.content, self.reasoning, self.status = content, reasoning, status
+        self.filled_spans = _spans(filled_spans)
+        self.filled.show(content, self.filled_spans or ())
+        self._show_text_view()
         self._fence_index = -1
         self.query_one(".role", Static).update(self._role_text())
         self.thinking.display = bool(reasoning)
@@ -300,6 +245,50 @@ class AssistantMessage(Vertical, can_focus=True):
         await self.query_one("#reasoning", Markdown).update(flowing(reasoning))
         await self.query_one("#answer", Markdown).update(flowing(content))
         self._show_note(note or _status_note(status))
+
+    def _show_text_view(self) -> None:
+        """Markdown for an ordinary answer, plain text with highlights for a template's; neither in revise mode."""
+        revising = self.revising is not None
+        self.query_one("#answer", Markdown).display = self.filled_spans is None and not revising
+        self.filled.display = self.filled_spans is not None and not revising
+
+    # ---- revise mode --------------------------------------------------------------------------------------
+
+    async def action_revise(self) -> None:
+        """Choose a span of this answer to write again (the chat screen sends it; Esc leaves)."""
+        if self.revising is not None:
+            self.revising.focus()
+        elif self.message_id is None or not self.finished:
+            self.notify("Revise an answer once it is written and saved.")
+        elif not self.content or self.status == "error":
+            self.notify("This answer has no text to revise.")
+        elif self._turns_after():
+            self.notify(LAST_ANSWER_ONLY, markup=False)
+        else:
+            selector = SpanSelector(self.content, self.message_id, id="revise")
+            await self.mount(selector, after=self.filled)
+            self._show_text_view()
+            selector.focus()
+            self.notify("Revise mode: ←/→ move, shift+←/→ select (ctrl: by word; or drag), Enter or r writes the "
+                        "span again, Esc leaves.", markup=False)
+
+    def _turns_after(self) -> bool:
+        siblings = list(self.parent.children) if self.parent is not None else [self]
+        return any(isinstance(turn, (UserMessage, AssistantMessage)) for turn in siblings[siblings.index(self) + 1:])
+
+    async def leave_revise(self) -> None:
+        selector = self.revising
+        if selector is None:
+            return
+        had_focus = selector.has_focus
+        await selector.remove()
+        self._show_text_view()
+        if had_focus:
+            self.focus()
+
+    async def on_span_selector_left(self, event: SpanSelector.Left) -> None:
+        event.stop()
+        await self.leave_revise()
 
     def _show_note(self, text: str) -> None:
         note_widget = self.query_one("#note", Static)
@@ -367,6 +356,10 @@ class AssistantMessage(Vertical, can_focus=True):
             self.post_message(self.CopyRequested(self.reasoning, "the reasoning"))
         else:
             self.post_message(self.CopyRequested(self.content, "the answer"))
+
+
+def _spans(spans: Sequence[Sequence[int]] | None) -> tuple[tuple[int, int], ...] | None:
+    return None if spans is None else tuple((int(a), int(b)) for a, b in spans)
 
 
 def _status_note(status: str) -> str:

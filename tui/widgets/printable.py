@@ -15,6 +15,10 @@ FLOWING = str.maketrans({code: picture for code, picture in _PICTURES.items() if
     ord("\r"): None,  # a line ending's \r; the \n that follows ends the line
 })
 ONE_LINE = str.maketrans(_PICTURES | {ord("\n"): "↵", ord("\r"): "↵", ord("\t"): "→"})
+# One character for one (controls and \r as pictures, tabs as →), only \n breaking a line: offsets into the
+# shown text are offsets into the source.
+EXACT = str.maketrans({code: picture for code, picture in _PICTURES.items() if code != ord("\n")}
+                      | {ord("\t"): "→", 0x85: "\ufffd", 0x2028: "↵", 0x2029: "↵"})
 
 
 def flowing(text: str) -> str:
@@ -25,3 +29,8 @@ def flowing(text: str) -> str:
 def one_line(text: str) -> str:
     """For the canvas: nothing may break the line."""
     return text.translate(ONE_LINE)
+
+
+def exact(text: str) -> str:
+    """For text whose spans are marked (revise mode, a fill's fillings): the same length, line for line."""
+    return text.translate(EXACT)

@@ -16,6 +16,7 @@ from textual.widgets import TextArea
 
 IMAGE_COMMAND = "/image "
 SYSTEM_COMMAND = "/system"
+FILL_COMMAND = "/fill"
 IMAGE_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".webp", ".gif", ".bmp", ".tif", ".tiff"})
 
 

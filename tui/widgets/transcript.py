@@ -19,7 +19,9 @@ from .printable import flowing
 WELCOME = (
     "Type a message and press Enter (ctrl+j: a new line). The answer is denoised a block at a time: watch the "
     "canvas under it.\n"
-    "F1 help · ctrl+g regenerate · ctrl+k compare · ctrl+b sampler · ctrl+t thinking · ctrl+f image · ctrl+p commands"
+    "F1 help · ctrl+g regenerate · ctrl+k compare · ctrl+r replay · ctrl+b sampler · ctrl+t thinking · ctrl+f image · "
+    "ctrl+p commands\n"
+    "/fill Text with ___ holes ___ in it. fills the blanks · v on a focused answer (ctrl+up) revises a span of it"
 )
 
 
