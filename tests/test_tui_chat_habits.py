@@ -10,7 +10,6 @@ from textual.widgets.markdown import MarkdownFence
 from textual_image.widget import HalfcellImage
 
 import engine
-from engine.events import Started
 from engine.worker import EngineWorker
 from tui.screens.compare import CompareScreen
 from tui.widgets.attachments import AttachmentChip
@@ -18,6 +17,7 @@ from tui.widgets.messages import AssistantMessage, UserMessage
 from tui.widgets.thumbnail import Thumbnail
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
+    started_events,
     ScriptedAnswer,
     app_env,
     make_app,
@@ -31,19 +31,6 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
 )
 
 SIZE = (110, 40)
-
-
-def started_events(app, monkeypatch) -> list[Started]:
-    seen = []
-    handle = app.session.handle
-
-    async def recording(update):
-        if isinstance(getattr(update, "event", None), Started):
-            seen.append(update.event)
-        await handle(update)
-
-    monkeypatch.setattr(app.session, "handle", recording)
-    return seen
 
 
 def role_of(turn) -> str:

@@ -11,7 +11,7 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
-from engine.events import Started, Step
+from engine.events import Step
 from engine.trajectory import decode
 from engine.worker import EngineWorker
 from tui.screens.help import HELP
@@ -21,6 +21,7 @@ from tui.widgets.answer_text import SpanSelector, offset_of
 from tui.widgets.messages import AssistantMessage
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
+    started_events,
     app_env,
     make_app,
     notices,
@@ -45,19 +46,6 @@ def paced_worker(notify):
                 time.sleep(0.04)
 
     return EngineWorker(notify, generate=generate)
-
-
-def started_events(app, monkeypatch) -> list[Started]:
-    seen = []
-    handle = app.session.handle
-
-    async def recording(update):
-        if isinstance(getattr(update, "event", None), Started):
-            seen.append(update.event)
-        await handle(update)
-
-    monkeypatch.setattr(app.session, "handle", recording)
-    return seen
 
 
 def drawn_frames(app, monkeypatch) -> list:

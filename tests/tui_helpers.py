@@ -160,3 +160,19 @@ def seed_recorded_answer(store_path, trajectory: str, question: str = "Fill this
         message = store.add_message(conversation.id, "assistant", meta["content"], stats=stats)
         assert store.save_trajectory(store.revisions(message.id)[0].id, data)
         return conversation.id
+
+
+def started_events(app, monkeypatch) -> list:
+    """The `Started` events of the app's generations from now on (the session's handler, wrapped)."""
+    from engine.events import Started
+
+    seen = []
+    handle = app.session.handle
+
+    async def recording(update):
+        if isinstance(getattr(update, "event", None), Started):
+            seen.append(update.event)
+        await handle(update)
+
+    monkeypatch.setattr(app.session, "handle", recording)
+    return seen
