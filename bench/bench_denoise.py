@@ -190,10 +190,14 @@ def main() -> None:
     parser.add_argument("--compare-mlx-vlm", action="store_true", help="also time mlx-vlm on the same checkpoint")
     parser.add_argument("--mlx-vlm-python", default=None,
                         help="interpreter of an environment with mlx-vlm (default: this one, if it has mlx-vlm)")
+    parser.add_argument("--compare-blas-lib", metavar="LIBRARY",
+                        help="also time the mid-size model with this BLAS library preloaded instead of OpenBLAS "
+                             "(e.g. pip's mkl: .../lib/libmkl_rt.so.3), in a child process")
     parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # child process: one checkpoint, JSON out
     args = parser.parse_args()
     if args.measure_only:
-        print(json.dumps(measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens)))
+        print(json.dumps({**measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens),
+                          "matmul_gflops_2048": matmul_gflops(), "maps_blas": _mapped_blas_files()}))
         return
     if args.compare_mlx_vlm:
         args.mlx_vlm_python = args.mlx_vlm_python or default_mlx_vlm_python()
@@ -223,6 +227,17 @@ def main() -> None:
                     "this_run_ms_per_step": entry["ms_per_step"],
                     "speedup": round(plain["ms_per_step"] / entry["ms_per_step"], 2),
                 }
+            if args.compare_blas_lib:
+                library = str(Path(args.compare_blas_lib).resolve())
+                other = measure_in_child(compared, args, {
+                    "DIFFUSION_CHAT_NO_OPENBLAS": "1", "LD_PRELOAD": library,
+                    "LD_LIBRARY_PATH": str(Path(library).parent), "MKL_THREADING_LAYER": "GNU"})
+                blas_comparison = {**(blas_comparison or {}), "preloaded_library": library,
+                                   "preloaded_ms_per_step": other["ms_per_step"],
+                                   "preloaded_temp_0_ms_per_step": other["temp_0"]["ms_per_step"],
+                                   "preloaded_matmul_gflops_2048": other["matmul_gflops_2048"],
+                                   "preloaded_maps": other["maps_blas"],
+                                   "this_run_ms_per_step": entry["ms_per_step"]}
         if args.compare_mlx_vlm and compared:
             vlm = compare_mlx_vlm(compared, results[-1], args)
         if not args.skip_real_vocab:
@@ -247,6 +262,16 @@ def main() -> None:
         "real_vocabulary": real_vocab,
         "results": results,
     }, indent=2))
+
+
+def _mapped_blas_files() -> list[str]:
+    """BLAS-like libraries mapped into this process (which one MLX bound is the first that exports cblas_sgemm)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(maxsplit=5)[5].strip() for line in maps if len(line.split(maxsplit=5)) == 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if any(k in os.path.basename(p).lower() for k in ("blas", "mkl_rt")))
 
 
 def _host_sampler() -> bool:
