@@ -70,18 +70,21 @@ def timed_generation(model, prompt: list[int], settings) -> dict:
 
 
 def network_step_ms(model, prompt: list[int], canvas: int, repeats: int) -> float | None:
-    """The decoder pass with a self-conditioning signal alone (the matrix part of a step), median ms."""
+    """The matrix part of a step alone, median ms: the soft-embedding product of the previous step's
+    probabilities (softmax(z) @ E, made by the sampler) and the decoder pass it conditions."""
     network = model.network
     if not hasattr(network, "self_conditioning_from_probabilities"):
         return None
     cache = network.prefill(mx.array([prompt], dtype=mx.int32))
     ids = mx.random.randint(0, network.vocab_size, (1, canvas)).astype(mx.int32)
-    signal = network.self_conditioning_from_probabilities(mx.softmax(network.denoise(ids, cache)[0], axis=-1))
-    mx.eval(signal)
+    probabilities = mx.softmax(network.denoise(ids, cache)[0], axis=-1)
+    mx.eval(probabilities)
     times = []
     for _ in range(repeats):
         began = time.perf_counter()
-        mx.eval(network.denoise(ids, cache, self_conditioning=signal))
+        # softcap=False as a generation step calls it (the sampler fuses the softcap into its one pass).
+        signal = network.self_conditioning_from_probabilities(probabilities)
+        mx.eval(network.denoise(ids, cache, self_conditioning=signal, softcap=False))
         times.append(time.perf_counter() - began)
     return round(1000 * sorted(times)[len(times) // 2], 2)
 
@@ -111,8 +114,21 @@ def measure(path: str, steps: int, blocks: int, prompt_tokens: int) -> dict:
         "temp_1": temp_1,
         "temp_0": temp_0,
         "network_only_ms_per_step": network_step_ms(model, prompt, canvas, repeats=steps),
+        # The same pass with engine.models.host_ops off (MLX's own GELU / softmax / expert matmuls), to see in the
+        # same run what the NumPy round trips buy on this machine.
+        "network_only_ms_without_host_ops": _without_host_ops(lambda: network_step_ms(model, prompt, canvas, steps)),
         "peak_memory_mib": round(mx.get_peak_memory() / 2**20, 1),
     }
+
+
+def _without_host_ops(work):
+    from engine.models import host_ops
+
+    host_ops.enabled = False
+    try:
+        return work()
+    finally:
+        host_ops.enabled = True
 
 
 def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:

@@ -7,7 +7,8 @@ a fixed number of steps: stability 0 and confidence 1e-9 so no block stops early
   * ms_per_step: mlx-vlm's end-to-end generation, one block, timed from the end of its prefill (the call that
     builds the decoder masks comes right after the prefill's eval) to its first yielded token (right after
     the block's last step and its eval), divided by the steps;
-  * network_ms_per_step: its decoder pass with self-conditioning alone (`diffusion_decoder_logits` + eval).
+  * network_ms_per_step: its self-conditioning from the previous logits (`diffusion_self_conditioning`: softmax,
+    soft embedding) and the decoder pass (`diffusion_decoder_logits`) alone.
 
 Usage: python bench/mlx_vlm_step.py FOLDER --steps 8 --prompt-tokens 120 [--repeats 2]
 """
@@ -116,11 +117,13 @@ def main() -> None:
     canvas_ids = mx.random.randint(0, int(model.config.text_config.vocab_size), (1, canvas)).astype(mx.int32)
     mask = masks(canvas_ids, cache, None)
     logits = model.diffusion_decoder_logits(canvas_ids, cache=cache, decoder_attention_mask=mask)
-    signal = model.diffusion_self_conditioning(logits, model.diffusion_prepare_self_conditioning())
-    mx.eval(signal)
+    context = model.diffusion_prepare_self_conditioning()
+    mx.eval(logits)
     network = []
     for _ in range(args.steps):
         began = time.perf_counter()
+        # Its self-conditioning from the previous step's processed logits (its own softmax and soft embedding).
+        signal = model.diffusion_self_conditioning(logits, context)
         mx.eval(model.diffusion_decoder_logits(canvas_ids, cache=cache, self_conditioning=signal,
                                                decoder_attention_mask=mask))
         network.append(time.perf_counter() - began)
