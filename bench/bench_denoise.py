@@ -12,13 +12,15 @@ on
     unless --skip-real-vocab.
 
 --compare-blas also times the mid-size checkpoint in a child process without OpenBLAS (MLX's bundled
-reference BLAS and its gather_mm experts). --compare-mlx-vlm times mlx-vlm's DiffusionGemma on the same
-folder (the mid-size one, or with --skip-mid-size the last --model) in a child process
+reference BLAS and its gather_mm experts); --compare-blas-lib LIBRARY with another BLAS preloaded (pip's
+mkl: libmkl_rt.so.3 exports the unprefixed cblas_sgemm MLX binds). --compare-mlx-vlm times mlx-vlm's
+DiffusionGemma on the same folder (the mid-size one, or with --skip-mid-size the last --model) in a child process
 (bench/mlx_vlm_step.py, run by --mlx-vlm-python, with the same BLAS preloaded): same prompt length, steps,
 entropy-bound sampler, temperature 0; both numbers and the ratio come from this one run.
 
 Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2] [--prompt-tokens 120]
-                                     [--compare-blas] [--compare-mlx-vlm [--mlx-vlm-python PATH]]
+                                     [--compare-blas] [--compare-blas-lib LIBRARY]
+                                     [--compare-mlx-vlm [--mlx-vlm-python PATH]]
 """
 
 from __future__ import annotations
