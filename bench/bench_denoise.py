@@ -1,21 +1,32 @@
 """Denoising throughput benchmark (not a test). Prints one JSON object.
 
 Measures, per checkpoint: prefill time, ms per denoising step (decoder pass + sampler bookkeeping, from a
-real `engine.generate` run with a fixed number of steps) and work tokens/s (canvas positions processed
-per second), on
-  * the checkpoints given with --model (default: the tiny test fixture), and
+real `engine.generate` run with a fixed number of steps, entropy-bound) at temperature 1.0 and 0, the network
+step alone, the sampler's share of a step (bench/step_share.py says how it is instrumented) and work tokens/s,
+on
+  * the checkpoints given with --model (default: the tiny test fixture),
   * a mid-size random DiffusionGemma checkpoint it writes to a temp folder (hidden 512, 8 layers,
-    32 experts, vocab 32k, canvas 256), unless --skip-mid-size.
+    32 experts top-4, vocab 32k, canvas 256), unless --skip-mid-size, with its BLAS-bound limit: the step's
+    matrix FLOPs (bench/step_flops.py) over the GFLOP/s of a 2048^3 float32 MLX matmul measured in this run,
+  * a real-vocabulary random checkpoint (vocab 262,144, hidden 256, 4 layers, 8 experts top-2, canvas 256),
+    unless --skip-real-vocab.
 
-With --compare-blas it also times the mid-size checkpoint in a child process without OpenBLAS (MLX's
-bundled reference BLAS and its gather_mm experts), so the speed-up is measured within one run.
+--compare-blas also times the mid-size checkpoint in a child process without OpenBLAS (MLX's bundled
+reference BLAS and its gather_mm experts); --compare-blas-lib LIBRARY with another BLAS preloaded (pip's
+mkl: libmkl_rt.so.3 exports the unprefixed cblas_sgemm MLX binds). --compare-mlx-vlm times mlx-vlm's
+DiffusionGemma on the same folder (the mid-size one, or with --skip-mid-size the last --model) in a child process
+(bench/mlx_vlm_step.py, run by --mlx-vlm-python, with the same BLAS preloaded): same prompt length, steps,
+entropy-bound sampler, temperature 0; both numbers and the ratio come from this one run.
 
-Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2] [--compare-blas]
+Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2] [--prompt-tokens 120]
+                                     [--compare-blas] [--compare-blas-lib LIBRARY]
+                                     [--compare-mlx-vlm [--mlx-vlm-python PATH]]
 """
 
 from __future__ import annotations
 
 import argparse
+import importlib.util
 import json
 import os
 import platform
@@ -26,41 +37,126 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
 import mlx.core as mx  # noqa: E402
 from engine import _blas  # noqa: E402
 from engine.events import Finished  # noqa: E402
+from step_flops import mean_step_flops  # noqa: E402
+from step_share import shares, timed_step_parts  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "checkpoints" / "dg_text"
+MLX_VLM_STEP = Path(__file__).resolve().parent / "mlx_vlm_step.py"
+MID_NAME = "random mid-size (hidden 512, 8 layers, 32 experts top-4, vocab 32768, canvas 256)"
+REAL_VOCAB = dict(hidden_size=256, num_hidden_layers=4, num_experts=8, top_k_experts=2, vocab_size=262144,
+                  num_attention_heads=4, num_key_value_heads=2, num_global_key_value_heads=1, head_dim=64,
+                  global_head_dim=128, intermediate_size=512, moe_intermediate_size=128)
+REAL_VOCAB_NAME = "random real-vocabulary (vocab 262144, hidden 256, 4 layers, 8 experts top-2, canvas 256)"
+
+
+def prompt_of(length: int) -> list[int]:
+    return [int(i) % 400 + 100 for i in range(length)]
+
+
+def timed_generation(model, prompt: list[int], settings) -> dict:
+    """One instrumented `engine.generate` run: ms per step and where a step's time goes (bench/step_share.py)."""
+    with timed_step_parts() as totals:
+        finished = [e for e in engine.generate(model, prompt_ids=prompt, settings=settings)
+                    if isinstance(e, Finished)][0]
+    stats = finished.stats
+    steps = sum(stats.steps_per_block)
+    return {"ms_per_step": round(stats.ms_per_step, 2), "steps": steps, "prefill_ms": round(stats.prefill_s * 1000, 2),
+            "work_tokens_per_s": round(stats.work_tokens / stats.denoise_s, 1) if stats.denoise_s else None,
+            **shares(totals, stats.denoise_s, steps)}
+
+
+def network_step_ms(model, prompt: list[int], canvas: int, repeats: int) -> float | None:
+    """The matrix part of a step alone, median ms: the soft-embedding product of the previous step's
+    probabilities (softmax(z) @ E, made by the sampler) and the decoder pass it conditions."""
+    network = model.network
+    if not hasattr(network, "self_conditioning_from_probabilities"):
+        return None
+    cache = network.prefill(mx.array([prompt], dtype=mx.int32))
+    ids = mx.random.randint(0, network.vocab_size, (1, canvas)).astype(mx.int32)
+    probabilities = mx.softmax(network.denoise(ids, cache)[0], axis=-1)
+    mx.eval(probabilities)
+    times = []
+    for _ in range(repeats):
+        began = time.perf_counter()
+        # softcap=False as a generation step calls it (the sampler fuses the softcap into its one pass).
+        signal = network.self_conditioning_from_probabilities(probabilities)
+        mx.eval(network.denoise(ids, cache, self_conditioning=signal, softcap=False))
+        times.append(time.perf_counter() - began)
+    return round(1000 * sorted(times)[len(times) // 2], 2)
 
 
 def measure(path: str, steps: int, blocks: int, prompt_tokens: int) -> dict:
     began = time.perf_counter()
     model = engine.load(path)
     load_s = time.perf_counter() - began
-    prompt = [int(i) % 400 + 100 for i in range(prompt_tokens)]
+    prompt = prompt_of(prompt_tokens)
     canvas = model.network.canvas_length if hasattr(model.network, "canvas_length") else 32
     settings = engine.Settings(max_tokens=canvas * blocks, max_denoising_steps=steps, diffusion_full_canvas=True,
                                stability_threshold=0, confidence_threshold=1e-9)
-    # One warm-up generation (compilation, allocator), then the measured one.
+    # One warm-up generation (compilation, allocator), then the measured ones.
     list(engine.generate(model, prompt_ids=prompt, settings=settings.replace(max_tokens=canvas)))
     mx.reset_peak_memory()
-    finished = [e for e in engine.generate(model, prompt_ids=prompt, settings=settings) if isinstance(e, Finished)][0]
-    stats = finished.stats
-    total_steps = sum(stats.steps_per_block)
+    temp_1 = timed_generation(model, prompt, settings.replace(temp=1.0))
+    temp_0 = timed_generation(model, prompt, settings.replace(temp=0.0))
     return {
         "model": str(path),
         "family": model.family,
         "canvas_length": canvas,
         "load_s": round(load_s, 3),
         "prompt_tokens": prompt_tokens,
-        "prefill_ms": round(stats.prefill_s * 1000, 2),
-        "steps": total_steps,
-        "ms_per_step": round(stats.ms_per_step, 2),
-        "work_tokens_per_s": round(stats.work_tokens / stats.denoise_s, 1) if stats.denoise_s else None,
-        "peak_memory_mib": round(stats.peak_memory_bytes / 2**20, 1),
+        "prefill_ms": temp_1["prefill_ms"],
+        "steps": temp_1["steps"],
+        "ms_per_step": temp_1["ms_per_step"],  # temperature 1.0, the official default
+        "temp_1": temp_1,
+        "temp_0": temp_0,
+        "network_only_ms_per_step": network_step_ms(model, prompt, canvas, repeats=steps),
+        # The same pass with engine.models.host_ops off (MLX's own GELU / softmax / expert matmuls), to see in the
+        # same run what the NumPy round trips buy on this machine.
+        "network_only_ms_without_host_ops": _without_host_ops(lambda: network_step_ms(model, prompt, canvas, steps)),
+        "peak_memory_mib": round(mx.get_peak_memory() / 2**20, 1),
     }
+
+
+def _without_host_ops(work):
+    from engine.models import host_ops
+
+    host_ops.enabled = False
+    try:
+        return work()
+    finally:
+        host_ops.enabled = True
+
+
+def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
+    """The best GFLOP/s of an n^3 float32 MLX matmul in this process (the BLAS that serves the network)."""
+    a, b = mx.random.normal((n, n)), mx.random.normal((n, n))
+    mx.eval(a, b, a @ b)
+    best = min(_timed(lambda: mx.eval(a @ b)) for _ in range(repeats))
+    return round(2 * n**3 / best / 1e9, 1)
+
+
+def _timed(work) -> float:
+    began = time.perf_counter()
+    work()
+    return time.perf_counter() - began
+
+
+def blas_bound(folder: str, entry: dict, blocks: int, gflops: float) -> dict:
+    text = json.loads((Path(folder) / "config.json").read_text())["text_config"]
+    flops = mean_step_flops(text, entry["canvas_length"], entry["prompt_tokens"], blocks)
+    limit_ms = flops / (gflops * 1e9) * 1000
+    return {"step_gflop": round(flops / 1e9, 2), "matmul_gflops_this_run": gflops,
+            "limit_ms": round(limit_ms, 1),
+            "temp_1_step_over_limit": round(entry["temp_1"]["ms_per_step"] / limit_ms, 2),
+            "temp_0_step_over_limit": round(entry["temp_0"]["ms_per_step"] / limit_ms, 2),
+            "network_only_over_limit": round(entry["network_only_ms_per_step"] / limit_ms, 2)
+            if entry["network_only_ms_per_step"] else None}
 
 
 def measure_in_child(folder: str, args, env: dict) -> dict:
@@ -70,45 +166,136 @@ def measure_in_child(folder: str, args, env: dict) -> dict:
     return json.loads(output.strip().splitlines()[-1])
 
 
+def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
+    """mlx-vlm's step on the same folder, in its own interpreter, with the BLAS this process has."""
+    env = dict(os.environ)
+    if _blas.openblas_mapped():
+        env["LD_PRELOAD"] = " ".join(filter(None, [_blas.openblas_mapped(), env.get("LD_PRELOAD")]))
+    command = [args.mlx_vlm_python, str(MLX_VLM_STEP), folder, "--steps", str(args.steps),
+               "--prompt-tokens", str(args.prompt_tokens)]
+    done = subprocess.run(command, env=env, capture_output=True, text=True)
+    if done.returncode != 0:
+        lines = (done.stderr or done.stdout).strip().splitlines()
+        return {"error": f"mlx-vlm could not run this checkpoint: {lines[-1] if lines else 'exit ' + str(done.returncode)}"}
+    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    ours = entry["temp_0"]["ms_per_step"]
+    return {
+        "settings": "entropy-bound, temperature 0, full canvas, same prompt and steps, same BLAS",
+        "this_engine_temp_0_ms_per_step": ours,
+        "mlx_vlm_ms_per_step": theirs["ms_per_step"],
+        "ratio": round(ours / theirs["ms_per_step"], 3),
+        "this_engine_network_only_ms": entry["network_only_ms_per_step"],
+        "mlx_vlm_network_only_ms": theirs["network_ms_per_step"],
+        "network_ratio": round(entry["network_only_ms_per_step"] / theirs["network_ms_per_step"], 3)
+        if entry["network_only_ms_per_step"] else None,
+        "mlx_vlm_run": theirs,
+    }
+
+
+def default_mlx_vlm_python() -> str | None:
+    return sys.executable if importlib.util.find_spec("mlx_vlm") else None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", action="append", help="checkpoint folder (repeatable)")
     parser.add_argument("--steps", type=int, default=8, help="denoising steps per block")
     parser.add_argument("--blocks", type=int, default=2)
-    parser.add_argument("--prompt-tokens", type=int, default=64)
+    parser.add_argument("--prompt-tokens", type=int, default=120)
     parser.add_argument("--skip-mid-size", action="store_true")
+    parser.add_argument("--skip-real-vocab", action="store_true")
     parser.add_argument("--compare-blas", action="store_true", help="also time the mid-size model without OpenBLAS")
+    parser.add_argument("--compare-mlx-vlm", action="store_true", help="also time mlx-vlm on the same checkpoint")
+    parser.add_argument("--mlx-vlm-python", default=None,
+                        help="interpreter of an environment with mlx-vlm (default: this one, if it has mlx-vlm)")
+    parser.add_argument("--compare-blas-lib", metavar="LIBRARY",
+                        help="also time the mid-size model with this BLAS library preloaded instead of OpenBLAS "
+                             "(e.g. pip's mkl: .../lib/libmkl_rt.so.3), in a child process")
     parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # child process: one checkpoint, JSON out
     args = parser.parse_args()
     if args.measure_only:
-        print(json.dumps(measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens)))
+        print(json.dumps({**measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens),
+                          "matmul_gflops_2048": matmul_gflops(), "maps_blas": _mapped_blas_files()}))
         return
-    results = [measure(m, args.steps, args.blocks, args.prompt_tokens) for m in (args.model or [str(FIXTURE)])]
-    comparison = None
-    if not args.skip_mid_size:
-        from random_checkpoint import write_random_dg_checkpoint
+    if args.compare_mlx_vlm:
+        args.mlx_vlm_python = args.mlx_vlm_python or default_mlx_vlm_python()
+        if not args.mlx_vlm_python:
+            parser.error(f"mlx-vlm is not importable by {sys.executable}; pass --mlx-vlm-python with the "
+                         "interpreter of an environment that has it")
+        if not Path(args.mlx_vlm_python).exists():
+            parser.error(f"--mlx-vlm-python {args.mlx_vlm_python}: no such file")
+    gflops = matmul_gflops()
+    folders = list(args.model or [str(FIXTURE)])
+    results = [measure(m, args.steps, args.blocks, args.prompt_tokens) for m in folders]
+    blas_comparison = limit = vlm = real_vocab = None
+    with tempfile.TemporaryDirectory() as scratch:
+        compared = folders[-1] if folders else None
+        if not args.skip_mid_size:
+            from random_checkpoint import write_random_dg_checkpoint
 
-        with tempfile.TemporaryDirectory() as folder:
-            write_random_dg_checkpoint(Path(folder))
-            entry = measure(folder, args.steps, args.blocks, args.prompt_tokens)
-            entry["model"] = "random mid-size (hidden 512, 8 layers, 32 experts top-4, vocab 32768, canvas 256)"
+            compared = str(write_random_dg_checkpoint(Path(scratch) / "mid"))
+            entry = measure(compared, args.steps, args.blocks, args.prompt_tokens)
+            entry["model"] = MID_NAME
             results.append(entry)
+            limit = blas_bound(compared, entry, args.blocks, gflops)
             if args.compare_blas:
-                plain = measure_in_child(folder, args, {"DIFFUSION_CHAT_NO_OPENBLAS": "1"})
-                comparison = {
+                plain = measure_in_child(compared, args, {"DIFFUSION_CHAT_NO_OPENBLAS": "1"})
+                blas_comparison = {
                     "reference_blas_ms_per_step": plain["ms_per_step"],
                     "this_run_ms_per_step": entry["ms_per_step"],
                     "speedup": round(plain["ms_per_step"] / entry["ms_per_step"], 2),
                 }
+            if args.compare_blas_lib:
+                library = str(Path(args.compare_blas_lib).resolve())
+                other = measure_in_child(compared, args, {
+                    "DIFFUSION_CHAT_NO_OPENBLAS": "1", "LD_PRELOAD": library,
+                    "LD_LIBRARY_PATH": str(Path(library).parent), "MKL_THREADING_LAYER": "GNU"})
+                blas_comparison = {**(blas_comparison or {}), "preloaded_library": library,
+                                   "preloaded_ms_per_step": other["ms_per_step"],
+                                   "preloaded_temp_0_ms_per_step": other["temp_0"]["ms_per_step"],
+                                   "preloaded_matmul_gflops_2048": other["matmul_gflops_2048"],
+                                   "preloaded_maps": other["maps_blas"],
+                                   "this_run_ms_per_step": entry["ms_per_step"]}
+        if args.compare_mlx_vlm and compared:
+            vlm = compare_mlx_vlm(compared, results[-1], args)
+        if not args.skip_real_vocab:
+            from random_checkpoint import write_random_dg_checkpoint
+
+            folder = str(write_random_dg_checkpoint(Path(scratch) / "real_vocab", **REAL_VOCAB))
+            real_vocab = measure(folder, args.steps, args.blocks, args.prompt_tokens)
+            real_vocab["model"] = REAL_VOCAB_NAME
+            real_vocab["blas_bound"] = blas_bound(folder, real_vocab, args.blocks, gflops)
     print(json.dumps({
         "benchmark": "denoise",
-        "blas_comparison": comparison,
         "device": str(mx.default_device()),
         "mlx": mx.__version__,
         "machine": platform.machine(),
+        "cpus": os.cpu_count(),
         "blas": _blas.describe(),
+        "sampler": "host" if _host_sampler() else "device",
+        "matmul_gflops_2048": gflops,
+        "blas_bound": limit,
+        "mlx_vlm_comparison": vlm,
+        "blas_comparison": blas_comparison,
+        "real_vocabulary": real_vocab,
         "results": results,
     }, indent=2))
+
+
+def _mapped_blas_files() -> list[str]:
+    """BLAS-like libraries mapped into this process (which one MLX bound is the first that exports cblas_sgemm)."""
+    try:
+        with open("/proc/self/maps", encoding="utf-8", errors="replace") as maps:
+            paths = {line.split(maxsplit=5)[5].strip() for line in maps if len(line.split(maxsplit=5)) == 6}
+    except OSError:
+        return []
+    return sorted(p for p in paths if any(k in os.path.basename(p).lower() for k in ("blas", "mkl_rt")))
+
+
+def _host_sampler() -> bool:
+    from engine.generation.fused import use_host
+
+    return use_host()
 
 
 if __name__ == "__main__":

@@ -76,3 +76,17 @@ def openblas_among(maps: str) -> str | None:
 def describe() -> str:
     """Which BLAS serves MLX's CPU matmuls, for benchmarks and notices."""
     return openblas_mapped() or "bundled reference BLAS"
+
+
+SLOW_BLAS_NOTICE = ("No OpenBLAS is loaded, so denoising steps run about 10× slower on this CPU; "
+                    "fix: apt install libopenblas0-pthread")
+
+
+def slow_blas_notice() -> str | None:
+    """The one line a person should see when MLX's CPU matmuls run on its bundled reference BLAS (Linux without
+    OpenBLAS, on the CPU backend), else None. A GPU backend does not need it."""
+    if not sys.platform.startswith("linux") or openblas_mapped():
+        return None
+    from .models.host_ops import on_cpu  # imports MLX: only once the engine is loaded
+
+    return SLOW_BLAS_NOTICE if on_cpu() else None

@@ -9,6 +9,8 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
+from engine import _blas
+
 from .cli_common import Parser, add_model_flags, add_sampler_flags, fail, fail_with, settings_from_args
 
 GENERATE_DESCRIPTION = """\
@@ -168,6 +170,9 @@ def _as_json(model, finished, blocks) -> dict:
 def _print_profile(finished, blocks) -> None:
     stats = finished.stats
     out = sys.stderr
+    notice = _blas.slow_blas_notice()
+    if notice:
+        print(notice, file=out)
     print("profile:", file=out)
     for block, steps in zip(blocks, stats.steps_per_block):
         print(f"  block {block.block}: {steps} steps, {len(block.token_ids)} tokens, stop: {block.stop_reason}", file=out)
