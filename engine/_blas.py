@@ -90,3 +90,35 @@ def slow_blas_notice() -> str | None:
     from .models.host_ops import on_cpu  # imports MLX: only once the engine is loaded
 
     return SLOW_BLAS_NOTICE if on_cpu() else None
+
+
+# NumPy wheels bundle their own OpenBLAS (prefixed symbols); the names of its thread setter, newest first.
+_NUMPY_THREAD_SETTERS = ("scipy_openblas_set_num_threads64_", "scipy_openblas_set_num_threads",
+                         "openblas_set_num_threads64_", "openblas_set_num_threads")
+
+
+@functools.cache
+def single_thread_numpy_blas() -> bool:
+    """Run NumPy's bundled OpenBLAS on one thread; True when it was found and set.
+
+    The CPU path does its matmuls in two BLAS libraries: MLX's (the system OpenBLAS) and NumPy's (host_ops'
+    expert and attention products). Each keeps a pool of one thread per core whose idle threads spin, so with
+    both pools awake the two starve each other: measured on 2 cores (mid-size DiffusionGemma, one network step,
+    one run each, quiet): both pools at 2 threads 593-664 ms, NumPy's at 1 thread 351-356 ms, host_ops off
+    424-434 ms. Called on the first host op, so a process that never runs one keeps NumPy as it was."""
+    import glob
+
+    import numpy
+
+    folder = os.path.join(os.path.dirname(numpy.__path__[0]), "numpy.libs")
+    for path in sorted(glob.glob(os.path.join(folder, "*openblas*.so*"))):
+        try:
+            library = ctypes.CDLL(path)
+        except OSError:
+            continue
+        for name in _NUMPY_THREAD_SETTERS:
+            setter = getattr(library, name, None)
+            if setter is not None:
+                setter(1)
+                return True
+    return False

@@ -26,6 +26,7 @@ from tui.widgets.thumbnail import Thumbnail
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     CHECKPOINTS,
     app_env,
+    paced_worker,
     make_app,
     notices,
     send,
@@ -113,7 +114,9 @@ async def test_a_prompt_shows_canvas_frames_and_only_committed_text(app_env, can
 
 async def test_escape_cancels_mid_block_and_keeps_committed_blocks(app_env, canvas_frames, committed_blocks,
                                                                    monkeypatch):
-    app = make_app("dg_text", max_tokens=256, max_denoising_steps=48, seed=3)
+    # Paced (10 ms a step): unpaced, the tiny model could finish before Esc reaches the worker on a busy machine.
+    app = make_app("dg_text", max_tokens=256, max_denoising_steps=48, seed=3,
+                   make_worker=lambda notify: paced_worker(notify, 0.01))
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         finished = engine_events(app, monkeypatch, Finished)

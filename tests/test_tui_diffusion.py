@@ -5,15 +5,11 @@ the replay view, LLaDA-2.1 edits in the block stats."""
 
 from __future__ import annotations
 
-import time
-
 from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
-from engine.events import Step
 from engine.trajectory import decode
-from engine.worker import EngineWorker
 from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
 from tui.store import default_db_path
@@ -23,6 +19,7 @@ from tui.widgets.messages import AssistantMessage
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     started_events,
     app_env,
+    paced_worker,
     make_app,
     notices,
     seed_recorded_answer,
@@ -33,19 +30,6 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
 )
 
 SIZE = (110, 40)
-
-
-def paced_worker(notify):
-    """The real engine, pausing after each step so that the UI's 30 Hz timer draws frames of even a quick run."""
-    import engine
-
-    def generate(*args, **options):
-        for event in engine.generate(*args, **options):
-            yield event
-            if isinstance(event, Step):
-                time.sleep(0.04)
-
-    return EngineWorker(notify, generate=generate)
 
 
 def drawn_frames(app, monkeypatch) -> list:

@@ -176,3 +176,19 @@ def started_events(app, monkeypatch) -> list:
 
     monkeypatch.setattr(app.session, "handle", recording)
     return seen
+
+
+def paced_worker(notify, pause_s: float = 0.04):
+    """The real engine, pausing after each step: the UI's 30 Hz timer draws frames of even a quick run, and a key
+    pressed mid-generation reaches the worker before a tiny model has finished."""
+    import engine
+    from engine.events import Step
+    from engine.worker import EngineWorker
+
+    def generate(*args, **options):
+        for event in engine.generate(*args, **options):
+            yield event
+            if isinstance(event, Step):
+                time.sleep(pause_s)
+
+    return EngineWorker(notify, generate=generate)

@@ -16,6 +16,8 @@ import math
 import mlx.core as mx
 import numpy as np
 
+from .. import _blas
+
 enabled = True  # set False where MLX must see the whole graph (mx.grad, mx.compile of a whole network)
 
 _GELU_C = np.float32(math.sqrt(2.0 / math.pi))
@@ -26,7 +28,10 @@ def on_cpu() -> bool:
 
 
 def _host() -> bool:
-    return enabled and on_cpu()
+    if enabled and on_cpu():
+        _blas.single_thread_numpy_blas()  # once (cached): NumPy's and MLX's BLAS pools must not fight
+        return True
+    return False
 
 
 def _numpy(x: mx.array) -> np.ndarray:
