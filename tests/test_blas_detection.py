@@ -45,3 +45,29 @@ def test_openblas_preloaded_before_mlx_enables_the_per_expert_path():
     env.pop("DIFFUSION_CHAT_NO_OPENBLAS", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["None", "True"]
+
+
+def test_host_ops_put_numpys_bundled_openblas_on_one_thread():
+    # Where NumPy bundles an OpenBLAS (pip wheels), the first host op sets it to one thread: two spinning pools
+    # on the same cores starve each other (engine/_blas.py). Checked through the library's own getter.
+    import ctypes
+    import glob
+    import os
+
+    import mlx.core as mx
+    import numpy
+
+    from engine.models import host_ops
+
+    libraries = glob.glob(os.path.join(os.path.dirname(numpy.__path__[0]), "numpy.libs", "*openblas*.so*"))
+    host_ops.geglu(mx.ones((2, 4)), mx.ones((2, 4)))
+    if not libraries:
+        from engine import _blas
+
+        assert _blas.single_thread_numpy_blas() is False
+        return
+    library = ctypes.CDLL(libraries[0])
+    getter = next(getattr(library, name) for name in ("scipy_openblas_get_num_threads64_",
+                                                      "scipy_openblas_get_num_threads", "openblas_get_num_threads64_",
+                                                      "openblas_get_num_threads") if hasattr(library, name))
+    assert getter() == 1
