@@ -109,3 +109,27 @@ def test_stable_and_confident_sequences():
 def test_stability_threshold_zero_is_always_stable():
     tracker = StabilityTracker(0)
     assert tracker.update(np.array([1, 2])) and tracker.update(np.array([3, 4]))
+
+
+@pytest.mark.parametrize("options", [
+    dict(temp=0.0, confidence_from="processed"),
+    dict(temp=1.0, confidence_from="processed", probabilities=True, softcap=30.0, temperature=0.8),
+    dict(temp=0.7, top_k=50, top_p=0.9, confidence_from="proposal", check_finite=True),
+])
+def test_the_row_parallel_host_analysis_is_bit_identical_to_one_thread(monkeypatch, options):
+    from engine.generation import fused
+
+    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", "host")
+    monkeypatch.setattr(fused, "_workers", lambda: 3)   # 3 chunks of uneven size, whatever the machine has
+    rng = np.random.default_rng(5)
+    logits = mx.array(rng.normal(size=(37, 4096)).astype(np.float32) * 4)
+    uniforms = rng.random(37).astype(np.float32) if options["temp"] else None
+    results = []
+    for minimum in (1 << 62, 1):       # never parallel, always parallel
+        monkeypatch.setattr(fused, "PARALLEL_MIN_ELEMENTS", minimum)
+        results.append(analyse(logits, uniforms=uniforms, **options))
+    one, many = results
+    for name in ("argmax", "entropy", "proposal", "probability", "probabilities"):
+        a, b = getattr(one, name), getattr(many, name)
+        assert (a is None and b is None) or np.array_equal(a, b), name
+    assert one.finite == many.finite
