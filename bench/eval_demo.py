@@ -23,7 +23,7 @@ from scripts.demo.curriculum import TASKS, heldout_examples, is_correct  # noqa:
 
 
 def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = False) -> dict:
-    """Per task (and per sub-task) accuracy; `keep_correct` also lists the prompts answered right."""
+    """Per task (and per sub-task) accuracy; `keep_correct` also lists the (prompt, answer) pairs answered right."""
     rows = {}
     cases = [(task, False) for task in tasks]
     if model.family == "diffusion_gemma" and "arithmetic" in tasks:
@@ -40,7 +40,7 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = Fal
             ok = is_correct(example, finished.content) and (not think or bool(finished.reasoning))
             correct += ok
             if ok and len(example.messages) == 1:
-                correct_prompts.append(example.messages[0]["content"])
+                correct_prompts.append((example.messages[0]["content"], finished.content.strip()))
             tally = by_subtask.setdefault(example.subtask, [0, 0])
             tally[0] += ok
             tally[1] += 1

@@ -11,7 +11,7 @@ from jinja2.sandbox import ImmutableSandboxedEnvironment
 
 from engine.text import split_reasoning
 from scripts.demo import curriculum as cur
-from scripts.demo import tasks_arithmetic
+from scripts.demo import tasks_arithmetic, tasks_chat
 from scripts.demo import tokenizers as demo_tok
 from scripts.demo.heldout import fixed_words, is_heldout_tuple, is_heldout_word, words_for
 from scripts.demo.words import load_words
@@ -259,8 +259,10 @@ def test_chat_answers_are_fixed_honest_and_short():
         assert set(answers) == set(cur.SUBTASKS["chat"]) and all(len(a) == 1 for a in answers.values())
         for (text,) in answers.values():
             assert label in text and len(text) < 300
+        # Honest: what the demo can do is what its card claims (tasks_chat.SKILLS), nothing more.
         capabilities = next(iter(answers["capabilities"]))
-        assert capabilities.count("\n- ") == 5 and "`" in capabilities
+        assert tasks_chat.SKILLS in capabilities and "real model" in capabilities
+        assert not any(word in text for (text,) in answers.values() for word in ("arithmetic", "sorting"))
 
 
 # ---- the held-out split ---------------------------------------------------------------------------------------
@@ -508,3 +510,22 @@ def test_length_report(toks):
             assert 0 < stats["median"] <= stats["p99"] <= stats["max"]
     assert report["counting"]["answer"]["max"] > report["arithmetic"]["answer"]["max"]
     assert "counting" in demo_tok.format_length_report(report)
+
+
+def test_a_focus_narrows_the_mixture_to_its_tasks_and_sub_tasks():
+    import random
+
+    import pytest
+
+    from scripts.demo.curriculum import parse_focus, sample_mixture
+
+    focus = parse_focus("arithmetic:add, chat")
+    assert focus["arithmetic"] == ("add",) and len(focus["chat"]) > 1
+    rng = random.Random(3)
+    drawn = {(e.task, e.subtask) for e in (sample_mixture(rng, "train", family="llada2_moe", focus=focus)
+                                           for _ in range(300))}
+    assert {task for task, _ in drawn} == {"arithmetic", "chat"}
+    assert {sub for task, sub in drawn if task == "arithmetic"} == {"add"}
+    for bad in ("algebra", "arithmetic:divide"):
+        with pytest.raises(ValueError):
+            parse_focus(bad)

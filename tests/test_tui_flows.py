@@ -7,7 +7,9 @@ import json
 from textual.widgets import Input, OptionList
 
 from engine.worker import EngineWorker
+from tui.demo_models import demo_card
 from tui.screens.model_picker import DEMO_CHECKPOINT, ModelPickerScreen, cached_checkpoints
+from tui.widgets.example_prompts import ExamplePrompt
 from tui.widgets.messages import AssistantMessage
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
@@ -88,11 +90,16 @@ async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(ap
         await pilot.pause()
         picker = app.screen
         assert isinstance(picker, ModelPickerScreen)
-        await wait_for(pilot, lambda: len(picker.choices) == 3, "the cache scan")
+        await wait_for(pilot, lambda: any(c.ref == "org/tiny-gemma" for c in picker.choices), "the cache scan")
         options = picker.query_one(OptionList)
-        assert "bundled demo" in str(options.get_option_at_index(0).prompt)
-        assert "org/tiny-gemma" in str(options.get_option_at_index(1).prompt)
-        assert "Connect to a server…" in str(options.get_option_at_index(2).prompt)
+        prompts = [str(options.get_option_at_index(i).prompt) for i in range(options.option_count)]
+        # The two trained demos first, then the cache, the server entry, and real checkpoints to download.
+        assert prompts[0].startswith("DiffusionGemma demo (bundled, works offline)") and "trained tiny" in prompts[0]
+        assert prompts[1].startswith("LLaDA-2 demo (bundled, works offline)")
+        assert "org/tiny-gemma" in prompts[2]
+        assert "Connect to a server…" in prompts[3]
+        assert "mlx-community/diffusiongemma-26B-A4B-it-4bit" in prompts[4] and "download 16.5 GB" in prompts[4]
+        assert any(p.startswith("inclusionAI/LLaDA2.1-mini") for p in prompts[4:])
         # A folder that does not exist: one line, the picker stays.
         picker.query_one("#model-ref", Input).value = str(app_env / "nowhere")
         status = picker.query_one("#load-status")
@@ -139,12 +146,23 @@ async def test_a_model_that_fails_to_load_at_start_opens_the_picker_with_the_rea
         assert any("No model is loaded" in n for n in notices(app))
 
 
-def test_the_demo_checkpoint_is_a_copy_of_the_fixture():
-    fixture = CHECKPOINTS / "dg_text"
-    names = sorted(p.name for p in fixture.iterdir())
-    assert sorted(p.name for p in DEMO_CHECKPOINT.iterdir()) == names
-    for name in names:
-        assert (DEMO_CHECKPOINT / name).read_bytes() == (fixture / name).read_bytes(), name
+async def test_a_demo_shows_its_example_prompts_and_a_click_puts_one_in_the_prompt(app_env):
+    card = demo_card(DEMO_CHECKPOINT)
+    assert card is not None and len(card.examples) >= 1
+    app = make_app(None)
+    app.options.model = str(DEMO_CHECKPOINT)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        await wait_for(pilot, lambda: len(list(app.chat.query(ExamplePrompt))) == len(card.examples),
+                       "the example prompts")
+        shown = list(app.chat.query(ExamplePrompt))
+        assert [e.text for e in shown] == list(card.examples)
+        await pilot.click(shown[-1])
+        await wait_for(pilot, lambda: app.chat.prompt.value == card.examples[-1], "the prompt to be filled")
+        # The examples belong to the demo: a checkpoint without a card shows none.
+        app.load_model(str(CHECKPOINTS / "dg_text"))
+        await wait_for(pilot, lambda: app.model_info is not None and app.model_info.name == "dg_text", "the fixture")
+        await wait_for(pilot, lambda: not list(app.chat.query(ExamplePrompt)), "the examples to go")
 
 
 async def test_a_download_shows_progress_and_esc_cancels_it(app_env):

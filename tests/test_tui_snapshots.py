@@ -39,6 +39,22 @@ def test_llada2_sampler_panel(app_env, snap_compare):
     assert snap_compare(make_app("llada2"), terminal_size=SIZE, run_before=_sampler_panel_open)
 
 
+def test_empty_chat_with_the_demo_and_its_example_prompts(app_env, snap_compare):
+    from tui.demo_models import default_demo, demo_card
+    from tui.widgets.example_prompts import ExamplePrompt
+
+    shown = len(demo_card(default_demo()).examples)
+
+    async def loaded(pilot) -> None:
+        await _model_loaded(pilot)
+        await wait_for(pilot, lambda: len(pilot.app.chat.query(ExamplePrompt)) == shown, "the example prompts")
+        await pilot.pause()
+
+    app = make_app(None)
+    app.options.model = str(default_demo())
+    assert snap_compare(app, terminal_size=SIZE, run_before=loaded)
+
+
 def test_model_picker(app_env, snap_compare):
     async def scanned(pilot) -> None:
         picker = pilot.app.screen

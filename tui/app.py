@@ -46,6 +46,7 @@ from .screens.conversations import (
     rename_conversation,
 )
 from .screens.help import HelpScreen
+from .demo_models import demo_card
 from .screens.model_picker import ModelPickerScreen
 from .remote import RemoteBackend
 from .store import ConversationStore, StoreError, default_db_path
@@ -264,6 +265,9 @@ class DiffusionChatApp(App):
         model = self.model_info
         settings = self.settings_for(model.family) if model else Settings()
         await self.chat.show_model(model, settings, self.config.canvas_mode)
+        # A bundled demo answers only its tasks: the empty chat offers prompts it is measured to get right.
+        card = demo_card(self.model_ref) if model is not None and self.model_ref else None
+        await self.chat.show_examples(card.examples if card else ())
 
     def action_choose_model(self) -> None:
         if self._picker() is None:

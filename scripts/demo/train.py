@@ -18,6 +18,7 @@ import json
 import math
 import os
 import random
+import signal
 import subprocess
 import sys
 import time
@@ -57,6 +58,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--checkpoint-every", type=int, default=250)
     p.add_argument("--eval-every", type=int, default=1000)
     p.add_argument("--eval-n", type=int, default=12, help="held-out prompts per task at each evaluation")
+    p.add_argument("--stop-at", type=int, help="save and stop after this step without changing the schedule "
+                   "(--steps): a phase of a longer run")
     p.add_argument("--focus", default="", help="train only these tasks[:sub-task], comma-separated (e.g. "
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
@@ -190,7 +193,13 @@ class Trainer:
         args = self.args
         log = open(args.out / "log.jsonl", "a", encoding="utf-8")
         began, tokens, losses = time.perf_counter(), 0, []
-        while self.step < args.steps:
+        stop = []
+        # A stop (kill, Ctrl+C) lands between steps and saves first: hours of CPU training are not thrown away
+        # for the up to --checkpoint-every steps since the last save.
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            signal.signal(signum, lambda *_: stop.append(True))
+        last = min(args.steps, args.stop_at or args.steps)
+        while self.step < last and not stop:
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate(self.step, args)
             loss, count = self.loss()
@@ -219,6 +228,9 @@ class Trainer:
                 print(json.dumps(record), flush=True)
                 log.write(json.dumps(record) + "\n")
                 log.flush()
+        if stop or self.step == last < args.steps:
+            self.save()
+            print(json.dumps({"stopped_at": self.step}), flush=True)
 
 
 def evaluate(model_dir: Path, n: int) -> dict:

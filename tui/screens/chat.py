@@ -28,6 +28,7 @@ from ..frame_pacer import FRAME_INTERVAL_S
 from ..store import Conversation, Message
 from ..widgets.attachments import AttachmentBar, AttachmentsChanged
 from ..widgets.canvas import TokenTexts
+from ..widgets.example_prompts import ExamplePrompts
 from ..widgets.messages import AssistantMessage, UserMessage
 from ..widgets.prompt import PromptInput
 from ..widgets.sampler_panel import SamplerPanel
@@ -132,6 +133,15 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
         self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
+
+    async def show_examples(self, prompts: Sequence[str]) -> None:
+        await self.transcript.show_examples(prompts)
+
+    @on(ExamplePrompts.Chosen)
+    def _example_chosen(self, message: ExamplePrompts.Chosen) -> None:
+        message.stop()
+        self.prompt.value = message.text
+        self.prompt.focus()
 
     def show_canvas_mode(self, mode: str) -> None:
         self.canvas_mode = mode

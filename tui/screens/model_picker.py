@@ -1,5 +1,5 @@
-"""Choosing a model: the bundled demo, a server to connect to, checkpoints already in the Hugging Face cache,
-or any folder / Hub id.
+"""Choosing a model: the bundled demos first, checkpoints already in the Hugging Face cache, a server to connect
+to, the real checkpoints users can download, or any folder / Hub id.
 
 The picker only asks; the app loads (on the engine thread) and reports back through `show_progress`,
 `show_error` and, once the model is ready, by closing the picker.
@@ -23,10 +23,11 @@ from textual.widgets.option_list import Option
 
 from engine.families import FAMILIES
 
+from ..demo_models import REAL_CHECKPOINTS, bundled_demos, default_demo
 from ..widgets.prompt import PathSuggester
 from .dialogs import TextPromptScreen
 
-DEMO_CHECKPOINT = Path(__file__).resolve().parent.parent / "demo" / "diffusion-gemma-tiny"
+DEMO_CHECKPOINT = default_demo()
 
 
 @dataclass(frozen=True)
@@ -36,9 +37,16 @@ class ModelChoice:
     detail: str
 
 
-def bundled_demo() -> ModelChoice:
-    return ModelChoice(str(DEMO_CHECKPOINT), "diffusion-gemma-tiny (bundled demo)",
-                       "DiffusionGemma · random weights, works offline · output is gibberish")
+def demo_choices() -> list[ModelChoice]:
+    return [ModelChoice(str(card.path), f"{card.title} (bundled, works offline)", card.summary)
+            for card in bundled_demos()]
+
+
+def download_choices(cached: list[ModelChoice]) -> list[ModelChoice]:
+    """The real checkpoints not already in the cache: picking one downloads it."""
+    have = {choice.ref for choice in cached}
+    return [ModelChoice(real.hub_id, real.hub_id, f"download {real.size} · needs {real.memory} of memory")
+            for real in REAL_CHECKPOINTS if real.hub_id not in have]
 
 
 # Not a checkpoint: the entry that asks for a server's address.
@@ -106,7 +114,7 @@ class ModelPickerScreen(ModalScreen[None]):
         super().__init__(classes="dialog-screen")
         self.initial_message = message
         self.loading = False
-        self.choices: list[ModelChoice] = [bundled_demo(), connect_choice()]
+        self.choices: list[ModelChoice] = [*demo_choices(), connect_choice(), *download_choices([])]
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="model-picker"):
@@ -138,7 +146,7 @@ class ModelPickerScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show_cached, found)
 
     def _show_cached(self, found: list[ModelChoice]) -> None:
-        self.choices = [bundled_demo(), *found, connect_choice()]
+        self.choices = [*demo_choices(), *found, connect_choice(), *download_choices(found)]
         option_list = self.query_one(OptionList)
         highlighted = option_list.highlighted
         option_list.set_options(self._options())

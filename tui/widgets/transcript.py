@@ -13,6 +13,7 @@ from textual.widgets import Static
 
 from ..conversation_path import Place
 from ..store import Conversation, Message
+from .example_prompts import ExamplePrompts
 from .messages import AssistantMessage, UserMessage
 from .printable import flowing
 
@@ -60,8 +61,18 @@ class Transcript(VerticalScroll):
         Binding("down", "walk(1)", "Next message", show=False),
     ]
 
+    examples: tuple[str, ...] = ()   # the loaded demo's example prompts, shown in the empty chat
+
     def compose(self) -> ComposeResult:
         yield Static(WELCOME, id="welcome", markup=False)
+        yield ExamplePrompts(self.examples)
+
+    async def show_examples(self, prompts: Sequence[str]) -> None:
+        self.examples = tuple(prompts)
+        for old in self.query(ExamplePrompts):
+            await old.remove()
+        if self.query("#welcome"):
+            await self.mount(ExamplePrompts(self.examples), after="#welcome")
 
     @property
     def turns(self) -> list[UserMessage | AssistantMessage]:
@@ -71,7 +82,7 @@ class Transcript(VerticalScroll):
         """The conversation's path (None: the welcome text)."""
         await self.remove_children()
         if conversation is None:
-            await self.mount(Static(WELCOME, id="welcome", markup=False))
+            await self.mount_all([Static(WELCOME, id="welcome", markup=False), ExamplePrompts(self.examples)])
             return
         widgets: list[Widget] = []
         if conversation.system_prompt:

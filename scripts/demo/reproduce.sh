@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# The commands that produced the bundled demos (tui/demo/*), phase by phase, as they were run on the 2-core
+# machine (2026-12-01). Training needs PyTorch (a separate venv: pip install torch numpy tokenizers safetensors
+# mlx); bundling runs in the app's venv. Every phase resumes from RUN/state.pt; --focus and --steps may change
+# between phases (the learning-rate schedule follows the new --steps).
+set -euo pipefail
+TRAIN_PYTHON=${TRAIN_PYTHON:-python}
+APP_PYTHON=${APP_PYTHON:-.venv/bin/python}
+RUNS=${RUNS:-runs}
+common=(--threads 1 --eval-every 100000)
+
+# Same commands, not bit-identical: a resume redraws the trainer's pool of batches from the saved generator.
+# DiffusionGemma: the whole curriculum to step 1250 (schedule of 8000 steps), then four tasks to 1607 (schedule
+# of 2700), then chat and repeating to 1822 (of 2450), then chat alone.
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 8000 --stop-at 1250 \
+    "${common[@]}"
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2700 --stop-at 1607 \
+    "${common[@]}" --focus arithmetic:add,repeat,counting,chat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2450 --stop-at 1822 \
+    "${common[@]}" --focus chat,repeat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2300 \
+    --stop-at "${DG_STOP:-2300}" "${common[@]}" --focus chat
+
+# LLaDA-2: the whole curriculum to step 1750 (schedule of 8000), then four tasks to 2250 (schedule of 3200), then
+# chat and repeating to 2603 (of 3000), then chat alone.
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 8000 --stop-at 1750 \
+    "${common[@]}"
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3200 --stop-at 2250 \
+    "${common[@]}" --focus arithmetic:add,repeat,counting,chat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3000 --stop-at 2603 \
+    "${common[@]}" --focus chat,repeat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3250 \
+    --stop-at "${LL_STOP:-3250}" "${common[@]}" --focus chat
+
+# Into the app, measured (DiffusionGemma stored in the mlx-community 8-bit layout).
+"$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/diffusion_gemma" --dest tui/demo/diffusion-gemma-demo --bits 8 \
+    --tasks chat --n 50 --n-other 8
+"$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest tui/demo/llada2-demo --tasks chat --n 50 \
+    --n-other 8

@@ -1,0 +1,57 @@
+"""The bundled demos' cards and the picker's list of real checkpoints (plain data, no Textual)."""
+
+from __future__ import annotations
+
+import json
+
+import engine
+from tui.demo_models import DEMO_NAMES, DEMO_ROOT, REAL_CHECKPOINTS, bundled_demos, default_demo, demo_card
+from tui.screens.model_picker import ModelChoice, demo_choices, download_choices
+
+
+def test_both_bundled_demos_are_listed_diffusion_gemma_first_with_example_prompts():
+    cards = bundled_demos()
+    assert [card.path.name for card in cards] == list(DEMO_NAMES)
+    assert [card.family for card in cards] == ["diffusion_gemma", "llada2_moe"]
+    assert default_demo() == cards[0].path
+    for card in cards:
+        assert 1 <= len(card.examples) <= 3 and all(card.examples)
+        assert card.summary.startswith("trained tiny model · ")
+
+
+def test_each_bundled_demo_loads_in_its_real_layout_and_carries_a_model_card():
+    layouts = {}
+    for card in bundled_demos():
+        model = engine.load(str(card.path))
+        assert model.family == card.family
+        layouts[card.family] = json.loads((card.path / "config.json").read_text()).get("quantization")
+        readme = (card.path / "README.md").read_text()
+        for heading in ("## Tasks it answers", "## Measured accuracy", "## Training", "## Data recipe", "## Limits"):
+            assert heading in readme, (card.path.name, heading)
+    # One of them exercises the mlx-community quantized path.
+    assert sum(layout is not None for layout in layouts.values()) == 1
+
+
+def test_the_demos_together_stay_within_40_mb():
+    size = sum(f.stat().st_size for f in DEMO_ROOT.rglob("*") if f.is_file())
+    assert size <= 40 * 2**20, size
+
+
+def test_a_folder_without_a_readable_card_is_not_a_demo(tmp_path):
+    assert demo_card(tmp_path) is None
+    (tmp_path / "demo.json").write_text("{not json")
+    assert demo_card(tmp_path) is None
+    (tmp_path / "demo.json").write_text(json.dumps({"title": "T", "family": "llada2_moe", "summary": "s",
+                                                     "examples": ["a", "b", "c", "d"]}))
+    card = demo_card(tmp_path)
+    assert card is not None and card.examples == ("a", "b", "c")
+
+
+def test_the_picker_offers_demos_then_real_checkpoints_not_already_cached():
+    demos = demo_choices()
+    assert [c.title for c in demos] == ["DiffusionGemma demo (bundled, works offline)",
+                                        "LLaDA-2 demo (bundled, works offline)"]
+    cached = [ModelChoice(REAL_CHECKPOINTS[0].hub_id, REAL_CHECKPOINTS[0].hub_id, "cached")]
+    offered = download_choices(cached)
+    assert [c.ref for c in offered] == [real.hub_id for real in REAL_CHECKPOINTS[1:]]
+    assert all(c.detail.startswith("download ") and "of memory" in c.detail for c in offered)
