@@ -472,3 +472,17 @@ async def test_theme_choice_is_saved(app_env):
     app = make_app("dg_text")
     async with app.run_test(size=SIZE) as pilot:
         assert app.theme == chosen
+
+
+async def test_a_canvas_mode_change_arriving_after_the_chat_screen_is_gone_is_only_saved(app_env):
+    # The sampler panel's CanvasModeChanged can be handled after the app began closing (seen in CI: the message
+    # queued by a model load, the app exiting right after): it used to raise StopIteration looking for the chat.
+    from tui.screens.chat import ChatScreen
+
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        while any(isinstance(screen, ChatScreen) for screen in app.screen_stack):
+            await app.pop_screen()
+        app.set_canvas_mode("noise")
+        assert app.config.canvas_mode == "noise"

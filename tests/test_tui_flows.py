@@ -159,10 +159,17 @@ async def test_a_demo_shows_its_example_prompts_and_a_click_puts_one_in_the_prom
         assert [e.text for e in shown] == list(card.examples)
         await pilot.click(shown[-1])
         await wait_for(pilot, lambda: app.chat.prompt.value == card.examples[-1], "the prompt to be filled")
-        # The examples belong to the demo: a checkpoint without a card shows none.
+        # Sent, it starts the conversation: the welcome and the examples give way to the turns.
+        await send(pilot, card.examples[-1])
+        await wait_for_answer(pilot)
+        assert not list(app.chat.query(ExamplePrompt)) and not app.chat.query("#welcome")
+        # A new conversation shows them again; they belong to the demo: a checkpoint without a card shows none.
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: len(list(app.chat.query(ExamplePrompt))) == len(card.examples), "the examples")
         app.load_model(str(CHECKPOINTS / "dg_text"))
         await wait_for(pilot, lambda: app.model_info is not None and app.model_info.name == "dg_text", "the fixture")
         await wait_for(pilot, lambda: not list(app.chat.query(ExamplePrompt)), "the examples to go")
+        assert app.chat.query("#welcome")
 
 
 async def test_a_download_shows_progress_and_esc_cancels_it(app_env):

@@ -323,7 +323,10 @@ class DiffusionChatApp(App):
     def set_canvas_mode(self, mode: str) -> None:
         """What the canvas shows for positions not yet accepted: "candidates" or "noise"."""
         self._set_config(canvas_mode=mode)
-        self.chat.show_canvas_mode(mode)
+        # The panel's message can arrive after the chat screen is gone (the app closing right after a load).
+        for screen in self.screen_stack:
+            if isinstance(screen, ChatScreen):
+                screen.show_canvas_mode(mode)
 
     # ---- conversations --------------------------------------------------------------------------------
 

@@ -96,7 +96,7 @@ class Transcript(VerticalScroll):
         self.scroll_end(animate=False)
 
     async def add_user(self, message: Message, image_labels: Sequence[str], place: Place) -> None:
-        await self.query("#welcome").remove()
+        await self.query("#welcome, #examples").remove()   # the empty chat's text and example prompts
         await self.mount(UserMessage(message.content, message.images, image_labels, place))
 
     async def add_answer(self) -> AssistantMessage:
