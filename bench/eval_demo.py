@@ -29,6 +29,7 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = Fal
     if model.family == "diffusion_gemma" and "arithmetic" in tasks:
         cases.append(("arithmetic", True))
     for task, think in cases:
+        name = task + (" (thinking)" if think else "")
         examples = heldout_examples(task, n, family=model.family, seed=seed, think=think)
         correct, steps, blocks, tokens, seconds, failures = 0, 0, 0, 0, 0.0, []
         by_subtask: dict[str, list[int]] = {}
@@ -50,14 +51,14 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = Fal
             steps += sum(finished.stats.steps_per_block)
             blocks += len(finished.stats.steps_per_block)
             tokens += finished.stats.generated_tokens
-        rows[task + (" (thinking)" if think else "")] = {
+        rows[name] = {
             "accuracy": round(correct / len(examples), 3), "n": len(examples),
             "steps_per_block": round(steps / max(blocks, 1), 1), "tokens_per_s": round(tokens / max(seconds, 1e-9), 1),
             "subtasks": {name: round(right / total, 3) for name, (right, total) in sorted(by_subtask.items())},
             "failures": failures,
         }
         if keep_correct:
-            rows[task + (" (thinking)" if think else "")]["correct_prompts"] = correct_prompts
+            rows[name]["correct_prompts"] = correct_prompts
     return rows
 
 

@@ -324,9 +324,9 @@ class DiffusionChatApp(App):
         """What the canvas shows for positions not yet accepted: "candidates" or "noise"."""
         self._set_config(canvas_mode=mode)
         # The panel's message can arrive after the chat screen is gone (the app closing right after a load).
-        for screen in self.screen_stack:
-            if isinstance(screen, ChatScreen):
-                screen.show_canvas_mode(mode)
+        chat = next((s for s in self.screen_stack if isinstance(s, ChatScreen)), None)
+        if chat is not None:
+            chat.show_canvas_mode(mode)
 
     # ---- conversations --------------------------------------------------------------------------------
 
