@@ -19,7 +19,6 @@ choice (the tests run both).
 from __future__ import annotations
 
 import os
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from functools import partial
 from typing import Any
@@ -27,6 +26,7 @@ from typing import Any
 import mlx.core as mx
 import numpy as np
 
+from .. import host_pool
 from ..models.layers import on_cpu
 from .sampling import top_k_filter, top_p_filter
 
@@ -72,20 +72,10 @@ def analyse(logits: mx.array, *, softcap: float | None = None, temperature: floa
 # Rows are independent (every reduction runs along the vocabulary), and NumPy releases the GIL inside its
 # element-wise kernels: a large step's rows are analysed by one thread per core, bit-identical to one thread.
 PARALLEL_MIN_ELEMENTS = 1 << 21       # below ~2M logits (e.g. 64 x 32k) the threads cost more than they save
-_pool: ThreadPoolExecutor | None = None
-
-
-def _workers() -> int:
-    return max(1, min(os.cpu_count() or 1, 8))
-
-
 def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
-    workers = min(_workers(), z.shape[0])
+    workers = min(host_pool.workers(), z.shape[0])
     if workers < 2 or z.size < PARALLEL_MIN_ELEMENTS:
         return _host(z, proposal, uniforms, **options)
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=_workers(), thread_name_prefix="diffusion-chat-sampler")
     bounds = np.linspace(0, z.shape[0], workers + 1).astype(int)
     p = np.empty_like(z)   # one softmax array, written in place by every chunk (no concatenation copy)
     chunks = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
@@ -94,7 +84,7 @@ def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
         return _host(z[rows], None if proposal is None else np.asarray(proposal)[rows],
                      None if uniforms is None else np.asarray(uniforms)[rows], p_out=p[rows], **options)
 
-    parts = list(_pool.map(part, chunks))
+    parts = host_pool.run_parts(part, chunks)
     joined = {name: np.concatenate([getattr(a, name) for a in parts]) for name in ("argmax", "entropy", "proposal")}
     probability = None if parts[0].probability is None else np.concatenate([a.probability for a in parts])
     return Analysis(joined["argmax"], joined["entropy"], joined["proposal"], probability,

@@ -27,14 +27,14 @@ def on_cpu() -> bool:
     return mx.default_device() == mx.cpu
 
 
-def _host() -> bool:
+def host_enabled() -> bool:
     if enabled and on_cpu():
         _blas.single_thread_numpy_blas()  # once (cached): NumPy's and MLX's BLAS pools must not fight
         return True
     return False
 
 
-def _numpy(x: mx.array) -> np.ndarray:
+def numpy_of(x: mx.array) -> np.ndarray:
     # NumPy has no bfloat16: such arrays are widened by MLX first (float32 / float16 cross without a cast)
     if x.dtype not in (mx.float32, mx.float16):
         x = x.astype(mx.float32)
@@ -48,9 +48,13 @@ def _geglu_mlx(gate: mx.array, up: mx.array) -> mx.array:
 
 def geglu(gate: mx.array, up: mx.array) -> mx.array:
     """gelu_tanh(gate) * up."""
-    if not _host():
+    if not host_enabled():
         return _geglu_mlx(gate, up)
-    g = _numpy(gate)
+    return mx.array(geglu_numpy(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
+
+
+def geglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """gelu_tanh(g) * up for float32 NumPy arrays, in a new array (the inputs are left as they are)."""
     inner = g * g
     inner *= np.float32(0.044715)
     inner += np.float32(1.0)
@@ -60,8 +64,8 @@ def geglu(gate: mx.array, up: mx.array) -> mx.array:
     inner += np.float32(1.0)
     inner *= g
     inner *= np.float32(0.5)
-    inner *= _numpy(up)
-    return mx.array(inner).astype(gate.dtype)
+    inner *= up
+    return inner
 
 
 @mx.compile
@@ -71,33 +75,37 @@ def _swiglu_mlx(gate: mx.array, up: mx.array) -> mx.array:
 
 def swiglu(gate: mx.array, up: mx.array) -> mx.array:
     """silu(gate) * up."""
-    if not _host():
+    if not host_enabled():
         return _swiglu_mlx(gate, up)
-    g = _numpy(gate)
+    return mx.array(swiglu_numpy(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
+
+
+def swiglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """silu(g) * up for float32 NumPy arrays, in a new array."""
     s = np.negative(g)
     np.exp(s, out=s)
     s += np.float32(1.0)
     np.divide(g, s, out=s)
-    s *= _numpy(up)
-    return mx.array(s).astype(gate.dtype)
+    s *= up
+    return s
 
 
 def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float, mask=None) -> mx.array:
     """`mx.fast.scaled_dot_product_attention(queries, keys, values, scale, mask)` for [B, H, T, D] queries and
     [B, H_kv, S, D] keys/values (grouped heads), mask None, "causal", or bool / additive [.., T, S]."""
-    if not _host():
+    if not host_enabled():
         return mx.fast.scaled_dot_product_attention(queries, keys, values, scale=scale, mask=mask)
     batch, heads, length, dim = queries.shape
     groups = heads // keys.shape[1]
     q = queries.reshape(batch, keys.shape[1], groups * length, dim)  # each kv head's query heads, stacked
     scores = (q * scale) @ keys.swapaxes(-1, -2)
-    s = _numpy(scores).reshape(batch, heads, length, keys.shape[2])
+    s = numpy_of(scores).reshape(batch, heads, length, keys.shape[2])
     if mask is not None:
         if isinstance(mask, str):  # "causal": query i sees keys up to its own position, counted from the end
             span = keys.shape[2]
             visible = np.arange(span)[None, :] <= (np.arange(length)[:, None] + span - length)
         else:
-            visible = np.array(mask) if mask.dtype == mx.bool_ else _numpy(mask)
+            visible = np.array(mask) if mask.dtype == mx.bool_ else numpy_of(mask)
         if visible.dtype == np.bool_:
             s = np.where(visible, s, -np.inf)
         else:
@@ -118,10 +126,10 @@ def expert_matmul(x: mx.array, weight: mx.array, indices: mx.array) -> mx.array 
     costs a graph node per slice; NumPy views the weights without a copy (measured, 1024 rows, 32 experts,
     512x512: gather_mm 18.8 ms, MLX slices 9.5-13 ms, NumPy 6.9 ms). Each expert's weights are read from
     memory once per call, which is what bounds this step."""
-    if not _host():
+    if not host_enabled():
         return None
-    rows = _numpy(x).reshape(-1, x.shape[-1])
-    stacked = np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else _numpy(weight)
+    rows = numpy_of(x).reshape(-1, x.shape[-1])
+    stacked = np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else numpy_of(weight)
     ends = np.cumsum(np.bincount(np.array(indices).reshape(-1), minlength=weight.shape[0]))
     out = np.empty((rows.shape[0], weight.shape[1]), dtype=np.float32)
     start = 0

@@ -17,7 +17,7 @@ import mlx.nn as nn
 
 from ..errors import CheckpointError
 from . import chunking
-from . import host_ops
+from . import host_experts, host_ops
 from .cache import PrefixCache
 from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
@@ -148,7 +148,12 @@ class SparseMoeBlock(nn.Module):
 
     def __call__(self, x: mx.array) -> mx.array:
         indices, weights = self.gate(x)
-        routed = (self.switch_mlp(x, indices) * weights[..., None]).sum(axis=-2).astype(x.dtype)
+        experts = self.switch_mlp
+        routed = host_experts.routed_experts(x, indices, weights, (experts.gate_proj, experts.up_proj),
+                                             experts.down_proj, host_ops.swiglu_numpy)
+        if routed is None:
+            routed = (experts(x, indices) * weights[..., None]).sum(axis=-2)
+        routed = routed.astype(x.dtype)
         if self.shared_experts is not None:
             routed = routed + self.shared_experts(x)
         return routed

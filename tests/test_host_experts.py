@@ -1,0 +1,99 @@
+"""The routed experts computed on the host (engine.models.host_experts) give what MLX's path gives (to float
+rounding: other BLAS calls) for both families, the same bits on one thread or several, and stand aside where
+they cannot run (quantized weights, MLX tracing)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import mlx.core as mx
+import mlx.nn as nn
+import numpy as np
+import pytest
+
+from engine.models import host_experts, host_ops
+from engine.models.diffusion_gemma.config import TextConfig
+from engine.models.diffusion_gemma.modules import Experts
+from engine.models.llada2_config import ModelConfig as LLaDAConfig
+from engine.models.llada2_moe import SparseMoeBlock
+
+FIXTURES = Path(__file__).parent / "fixtures" / "checkpoints"
+
+
+def _dg_experts(num_experts: int = 8) -> Experts:
+    text = json.loads((FIXTURES / "dg_text" / "config.json").read_text())["text_config"]
+    experts = Experts(TextConfig.from_dict({**text, "num_experts": num_experts}))
+    mx.eval(experts.parameters())
+    return experts
+
+
+def _routing(tokens: int, num_experts: int, top_k: int, hidden: int, seed: int):
+    rng = np.random.default_rng(seed)
+    x = mx.array(rng.standard_normal((tokens, hidden)).astype(np.float32))
+    indices = mx.array(np.argsort(rng.random((tokens, num_experts)), axis=1)[:, :top_k].astype(np.int32))
+    weights = mx.softmax(mx.array(rng.standard_normal((tokens, top_k)).astype(np.float32)), axis=-1)
+    return x, indices, weights
+
+
+def _mlx_path(monkeypatch, work):
+    monkeypatch.setattr(host_experts, "routed_experts", lambda *args, **kwargs: None)
+    try:
+        return work()
+    finally:
+        monkeypatch.undo()
+
+
+@pytest.mark.parametrize("tokens", [3, 40, 300])   # MLX's gather_mm, its grouped path, and parallel sizes
+def test_diffusion_gemma_host_experts_match_the_mlx_path(monkeypatch, tokens):
+    experts = _dg_experts()
+    x, indices, weights = _routing(tokens, 8, 2, experts.down_proj.weight.shape[1], seed=tokens)
+    host = experts(x, indices, weights)
+    reference = _mlx_path(monkeypatch, lambda: experts(x, indices, weights))
+    assert host.shape == reference.shape == x.shape
+    np.testing.assert_allclose(np.array(host), np.array(reference), rtol=1e-5, atol=1e-6)
+
+
+def test_llada2_host_experts_match_the_mlx_path(monkeypatch):
+    config = json.loads((FIXTURES / "llada2" / "config.json").read_text())
+    block = SparseMoeBlock(LLaDAConfig.from_dict(config))
+    mx.eval(block.parameters())
+    rng = np.random.default_rng(1)
+    x = mx.array(rng.standard_normal((1, 96, config["hidden_size"])).astype(np.float32))
+    host = block(x)
+    reference = _mlx_path(monkeypatch, lambda: block(x))
+    assert host.shape == reference.shape == x.shape
+    np.testing.assert_allclose(np.array(host), np.array(reference), rtol=1e-5, atol=1e-6)
+
+
+def test_many_threads_give_the_bits_one_thread_gives(monkeypatch):
+    experts = _dg_experts()
+    x, indices, weights = _routing(400, 8, 2, experts.down_proj.weight.shape[1], seed=7)
+    results = []
+    for workers in (1, 3):
+        monkeypatch.setattr(host_experts.host_pool, "workers", lambda: workers)
+        results.append(experts(x, indices, weights))
+    assert mx.array_equal(results[0], results[1])
+
+
+def test_quantized_experts_and_mlx_tracing_take_the_mlx_path(monkeypatch):
+    experts = _dg_experts()
+    x, indices, weights = _routing(64, 8, 2, experts.down_proj.weight.shape[1], seed=3)
+    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_ops.geglu_numpy)
+    assert host_experts.routed_experts(*args) is not None
+    monkeypatch.setattr(host_ops, "enabled", False)
+    assert host_experts.routed_experts(*args) is None
+    monkeypatch.setattr(host_ops, "enabled", True)
+    nn.quantize(experts, group_size=32, bits=8)
+    assert host_experts.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj,
+                                       host_ops.geglu_numpy) is None
+    assert experts(x, indices, weights).shape == x.shape   # and the layer still runs, through gather_qmm
+
+
+def test_experts_are_split_into_parts_of_about_equal_rows():
+    counts = np.array([30, 0, 5, 12, 12, 7, 0, 20])
+    parts = host_experts._balanced(counts, 2)
+    assert sorted(e for part in parts for e in part) == [0, 2, 3, 4, 5, 7]   # each expert with rows, once
+    loads = [int(counts[part].sum()) for part in parts]
+    assert max(loads) - min(loads) <= 5
+    assert host_experts._balanced(np.array([0, 4, 0]), 3) == [[1]]           # no empty parts
