@@ -41,7 +41,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
 import mlx.core as mx  # noqa: E402
-from engine import _blas  # noqa: E402
+from engine import _blas, _malloc  # noqa: E402
 from engine.events import Finished  # noqa: E402
 from step_flops import mean_step_flops  # noqa: E402
 from step_share import shares, timed_step_parts  # noqa: E402
@@ -272,6 +272,8 @@ def main() -> None:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "blas": _blas.describe(),
+        # engine._malloc: large arrays kept in the heap (set by engine.load on the CPU; cached, so this reads it)
+        "malloc_tuned": _malloc.keep_large_allocations() if mx.default_device() == mx.cpu else False,
         "sampler": "host" if _host_sampler() else "device",
         "matmul_gflops_2048": gflops,
         "blas_bound": limit,
