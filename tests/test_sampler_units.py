@@ -133,3 +133,31 @@ def test_the_row_parallel_host_analysis_is_bit_identical_to_one_thread(monkeypat
         a, b = getattr(one, name), getattr(many, name)
         assert (a is None and b is None) or np.array_equal(a, b), name
     assert one.finite == many.finite
+
+
+def _whole_vocabulary_draw(q: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
+    cumulative = np.cumsum(q.astype(np.float64), axis=-1)
+    targets = uniforms.astype(np.float64) * cumulative[:, -1]
+    return np.array([np.searchsorted(row, t, side="right") for row, t in zip(cumulative, targets)])
+
+
+def test_the_blockwise_draw_picks_the_id_a_whole_vocabulary_running_sum_picks():
+    from engine.generation import fused
+
+    rng = np.random.default_rng(11)
+    vocab = 3 * fused.DRAW_BLOCK + 123            # several blocks and a short last one
+    q = np.exp(rng.standard_normal((400, vocab)).astype(np.float32) * 3)
+    q[:, rng.random(vocab) < 0.3] = 0.0            # filtered ids (top-k / top-p) have no mass
+    uniforms = rng.random(400).astype(np.float32)
+    drawn = fused._inverse_transform(q, uniforms)
+    assert drawn.tolist() == _whole_vocabulary_draw(q, uniforms).tolist()
+    assert (q[np.arange(400), drawn] > 0).all()
+
+
+def test_a_draw_at_the_very_top_of_the_mass_never_lands_on_an_id_without_mass():
+    from engine.generation import fused
+
+    q = np.zeros((2, 2 * fused.DRAW_BLOCK + 5), np.float32)
+    q[0, :2] = 0.5                                 # all the mass in the first block, none after
+    q[1, fused.DRAW_BLOCK + 7] = 1.0
+    assert fused._inverse_transform(q, np.array([1.0, 1.0], np.float32)).tolist() == [1, fused.DRAW_BLOCK + 7]

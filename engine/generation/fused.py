@@ -139,15 +139,39 @@ def _host_filtered(z: np.ndarray, top_k: int | None, top_p: float | None) -> np.
     return z
 
 
+# The draw's block size: the running sum is built per block of ids, then only inside the block that holds the
+# draw (a whole-vocabulary np.cumsum is sequential: 256 x 262,144 took 220 ms, half the step's analysis).
+DRAW_BLOCK = 1024
+
+
 def _inverse_transform(q: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
     """One draw per row of the categorical distribution `q`: the first id whose cumulative probability
-    exceeds u times the row's total."""
-    cumulative = np.cumsum(q, axis=-1)
-    target = np.asarray(uniforms, np.float32) * cumulative[:, -1]
-    # A cumulative sum of non-negative floats never decreases, so a binary search counts the entries <= target
-    # exactly as a vocabulary-wide comparison would (the device path's way), in log V instead of V.
-    ids = np.array([np.searchsorted(row, t, side="right") for row, t in zip(cumulative, target)], dtype=np.int64)
-    return np.minimum(ids, q.shape[-1] - 1).astype(np.int32)
+    exceeds u times the row's total.
+
+    The cumulative sum is two-level, exact up to float rounding: block totals (a vectorised sum), their
+    running sum (V / DRAW_BLOCK entries), a binary search for the block, then a running sum inside that block
+    only, plus the blocks before it. A running sum of non-negative floats never decreases, so the binary
+    searches count entries <= the target as a vocabulary-wide comparison would (the device path's way)."""
+    starts = np.arange(0, q.shape[-1], DRAW_BLOCK)
+    offsets = np.cumsum(np.add.reduceat(q, starts, axis=-1), axis=-1)
+    targets = np.asarray(uniforms, np.float32) * offsets[:, -1]
+    ids = np.empty(q.shape[0], np.int32)
+    for row, (running, target) in enumerate(zip(offsets, targets)):
+        # A target at the very top (u * total rounding to the total) goes to the last block with mass.
+        block = min(int(np.searchsorted(running, target, side="right")),
+                    int(np.searchsorted(running, running[-1], side="left")))
+        begin = int(starts[block])
+        inside = q[row, begin:begin + DRAW_BLOCK]
+        cumulative = np.cumsum(inside)
+        if block:
+            cumulative += running[block - 1]
+        index = int(np.searchsorted(cumulative, target, side="right"))
+        if index == len(inside):
+            # Rounding put the target past this block's own running total: the draw is its last id with mass.
+            mass = np.flatnonzero(inside)
+            index = int(mass[-1]) if mass.size else len(inside) - 1   # (no mass at all: non-finite logits)
+        ids[row] = begin + index
+    return ids
 
 
 def _gather(q: np.ndarray, ids: np.ndarray) -> np.ndarray:
