@@ -62,8 +62,9 @@ def analyse(logits: mx.array, *, softcap: float | None = None, temperature: floa
     if sampling and uniforms is None:
         raise ValueError("sampling proposals needs uniforms (or recorded proposals)")
     if use_host():
-        return _host_rows(np.array(logits, dtype=np.float32, copy=True), proposal, uniforms if sampling else None,
-                          **options)
+        # A view of MLX's buffer, not a copy (a pass over L x V saved): the host only ever reads it.
+        logits_view = np.asarray(logits) if logits.dtype == mx.float32 else np.array(logits, dtype=np.float32)
+        return _host_rows(logits_view, proposal, uniforms if sampling else None, **options)
     return _device(logits, proposal, uniforms if sampling else None, **options)
 
 
@@ -72,6 +73,8 @@ def analyse(logits: mx.array, *, softcap: float | None = None, temperature: floa
 # Rows are independent (every reduction runs along the vocabulary), and NumPy releases the GIL inside its
 # element-wise kernels: a large step's rows are analysed by one thread per core, bit-identical to one thread.
 PARALLEL_MIN_ELEMENTS = 1 << 21       # below ~2M logits (e.g. 64 x 32k) the threads cost more than they save
+
+
 def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
     workers = min(host_pool.workers(), z.shape[0])
     if workers < 2 or z.size < PARALLEL_MIN_ELEMENTS:
@@ -91,15 +94,17 @@ def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
                     p if options["probabilities"] else None, all(a.finite for a in parts))
 
 
-def _host(z: np.ndarray, proposal, uniforms, *, softcap, temperature, temp, top_k, top_p, confidence_from,
+def _host(logits: np.ndarray, proposal, uniforms, *, softcap, temperature, temp, top_k, top_p, confidence_from,
           probabilities, check_finite, p_out: np.ndarray | None = None) -> Analysis:
-    finite = bool(np.isfinite(z).all()) if check_finite else True
-    if softcap:  # the network's tanh(x / cap) * cap, then / temperature, in place
-        np.divide(z, np.float32(softcap), out=z)
+    """The analysis of `logits` (read only: it may be MLX's own buffer); `p_out` receives the softmax."""
+    finite = bool(np.isfinite(logits).all()) if check_finite else True
+    z = logits
+    if softcap:  # the network's tanh(x / cap) * cap, then / temperature, in a new array
+        z = np.divide(logits, np.float32(softcap))
         np.tanh(z, out=z)
         np.multiply(z, np.float32(softcap), out=z)
     if temperature != 1.0:
-        np.divide(z, np.float32(temperature), out=z)
+        z = np.divide(z, np.float32(temperature), out=None if z is logits else z)
     argmax = z.argmax(axis=-1).astype(np.int32)
     top = np.take_along_axis(z, argmax[:, None].astype(np.int64), axis=-1)
     p = np.subtract(z, top, out=p_out)
