@@ -121,6 +121,7 @@ def test_the_row_parallel_host_analysis_is_bit_identical_to_one_thread(monkeypat
 
     monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", "host")
     monkeypatch.setattr(fused.host_pool, "workers", lambda: 3)   # 3 chunks of uneven size, whatever the machine has
+    monkeypatch.setattr(fused, "CACHED_ELEMENTS", 5 * 4096)      # each taken 5 rows at a time
     rng = np.random.default_rng(5)
     logits = mx.array(rng.normal(size=(37, 4096)).astype(np.float32) * 4)
     uniforms = rng.random(37).astype(np.float32) if options["temp"] else None

@@ -73,6 +73,7 @@ def analyse(logits: mx.array, *, softcap: float | None = None, temperature: floa
 # Rows are independent (every reduction runs along the vocabulary), and NumPy releases the GIL inside its
 # element-wise kernels: a large step's rows are analysed by one thread per core, bit-identical to one thread.
 PARALLEL_MIN_ELEMENTS = 1 << 21       # below ~2M logits (e.g. 64 x 32k) the threads cost more than they save
+CACHED_ELEMENTS = 1 << 19             # rows analysed together by one thread: ~2 MiB of logits
 
 
 def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
@@ -80,14 +81,20 @@ def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
     if workers < 2 or z.size < PARALLEL_MIN_ELEMENTS:
         return _host(z, proposal, uniforms, **options)
     bounds = np.linspace(0, z.shape[0], workers + 1).astype(int)
-    p = np.empty_like(z)   # one softmax array, written in place by every chunk (no concatenation copy)
-    chunks = [slice(a, b) for a, b in zip(bounds[:-1], bounds[1:])]
+    p = np.empty(z.shape, np.float32)   # one softmax array, written in place by every chunk (no concatenation)
+    proposal = None if proposal is None else np.asarray(proposal)
+    uniforms = None if uniforms is None else np.asarray(uniforms)
+    # Each thread takes its rows a few at a time: the ten-odd passes over a few rows run in the core's cache
+    # instead of streaming the whole share through memory ten times (single thread, 128 x 262k: 92 -> 75 ms).
+    step = max(1, CACHED_ELEMENTS // z.shape[1])
+    per_thread = [[slice(a, min(a + step, end)) for a in range(start, end, step)]
+                  for start, end in zip(bounds[:-1], bounds[1:])]
 
-    def part(rows: slice) -> Analysis:
-        return _host(z[rows], None if proposal is None else np.asarray(proposal)[rows],
-                     None if uniforms is None else np.asarray(uniforms)[rows], p_out=p[rows], **options)
+    def part(rows_list: list[slice]) -> list[Analysis]:
+        return [_host(z[rows], None if proposal is None else proposal[rows],
+                      None if uniforms is None else uniforms[rows], p_out=p[rows], **options) for rows in rows_list]
 
-    parts = host_pool.run_parts(part, chunks)
+    parts = [a for analyses in host_pool.run_parts(part, per_thread) for a in analyses]   # in row order
     joined = {name: np.concatenate([getattr(a, name) for a in parts]) for name in ("argmax", "entropy", "proposal")}
     probability = None if parts[0].probability is None else np.concatenate([a.probability for a in parts])
     return Analysis(joined["argmax"], joined["entropy"], joined["proposal"], probability,
