@@ -272,8 +272,8 @@ def main() -> None:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "blas": _blas.describe(),
-        # engine._malloc: large arrays kept in the heap (set by engine.load on the CPU; cached, so this reads it)
-        "malloc_tuned": _malloc.keep_large_allocations() if mx.default_device() == mx.cpu else False,
+        # engine._malloc: large arrays kept in the heap (set at `import engine`; cached, so this only reads it)
+        "malloc_tuned": _malloc.keep_large_allocations(),
         "sampler": "host" if _host_sampler() else "device",
         "matmul_gflops_2048": gflops,
         "blas_bound": limit,

@@ -14,8 +14,10 @@ from __future__ import annotations
 import importlib
 
 from ._blas import prefer_openblas
+from ._malloc import keep_large_allocations
 
 prefer_openblas()  # a library load, not an MLX import: it must happen before anything imports MLX
+keep_large_allocations()  # before the engine's threads exist: they must allocate from the tuned arena
 
 _EXPORTS = {
     "CheckpointError": "errors", "EngineError": "errors", "InputError": "errors", "SettingsError": "errors",

@@ -10,7 +10,6 @@ from typing import Any
 
 import mlx.core as mx
 
-from . import _malloc
 from .checkpoint import (
     CheckpointFiles,
     ProgressCallback,
@@ -109,8 +108,6 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     from .tokenizer import Tokenizer
 
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
-    if on_cpu():
-        _malloc.keep_large_allocations()  # once: large step arrays stop paying page faults (engine._malloc)
 
     path = resolve(model, progress, cancel)
     files = read_configs(path)
