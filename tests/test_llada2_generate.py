@@ -155,6 +155,14 @@ def test_resolve_plan_defaults_and_clamps():
     assert resolve_plan(engine.Settings(top_p=1.0, top_k=0), {}).top_p is None
 
 
+def test_a_checkpoint_threshold_is_the_default_and_the_user_still_wins():
+    shipped = {"threshold": 0.999}   # the bundled LLaDA-2 demo's generation_config
+    assert resolve_plan(engine.Settings(), shipped).diffusion_threshold == 0.999
+    assert resolve_plan(engine.Settings(), shipped).diffusion_threshold_end == 0.999
+    assert resolve_plan(engine.Settings(diffusion_threshold=0.8), shipped).diffusion_threshold == 0.8
+    assert resolve_plan(engine.Settings(llada_mode="speed"), shipped).diffusion_threshold == 0.5
+
+
 # ---- teacher-forced steps vs the official generate() -----------------------------------------------------------
 
 @pytest.mark.parametrize("run", TRACES)

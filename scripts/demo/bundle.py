@@ -57,6 +57,12 @@ def install(run: Path, dest: Path, bits: int | None) -> None:
     else:
         shutil.copytree(run / "model", dest)
     shutil.copy2(run / "log.jsonl", dest / "training-log.jsonl")   # loss (and evaluations) as training went
+    # Sampler defaults are code (scripts/demo/configs.py), not a training artifact: today's, whenever the run
+    # exported its model.
+    from scripts.demo.demo_config import demo_checkpoint_config
+    family = json.loads((dest / "config.json").read_text())["model_type"]
+    generation = demo_checkpoint_config(family)[1]
+    (dest / "generation_config.json").write_text(json.dumps(generation, indent=2, sort_keys=True) + "\n")
 
 
 def showcase_prompts(model, rows: dict, claimed: list[str]) -> list[tuple[str, str]]:

@@ -30,31 +30,55 @@ REASONING = {
     "capabilities": "The user asks what I can do.",
     "thanks": "The user is thanking me.",
 }
-# Every word of the fixed answers and reasoning (see heldout.fixed_words).
-FIXED_TEXT = (*ANSWERS.values(), *REASONING.values(), *FAMILY_LABELS.values())
+# Training prompts sometimes open with a filler (the intent is in the rest of the sentence, not in a leading
+# "Hey,"), or close with a smiley. Training only: the held-out prompts stay exactly the listed phrasings.
+FILLERS = ("So, ", "Ok, ", "Hey, ", "Um, ", "Well, ", "Quick question: ")
+FILLER_PROBABILITY = 0.25
+SMILEY = " :)"
+SMILEY_PROBABILITY = 0.1
+# Every word of the fixed answers, reasoning and fillers (see heldout.fixed_words).
+FIXED_TEXT = (*ANSWERS.values(), *REASONING.values(), *FAMILY_LABELS.values(), *FILLERS)
 
 PHRASINGS = {
     "greeting": Phrasings(
         train=("Hi", "Hello!", "hey there", "Good morning", "Hi!", "hello", "Hey", "Good evening!", "Hi there!",
-               "Howdy", "Greetings", "Good afternoon", "yo", "Hello there"),
+               "Howdy", "Greetings", "Good afternoon", "yo", "Hello there",
+               # A second batch (2026-12-01): with 14 phrasings the models learned the phrasings, not the intent.
+               "Hey!", "hi :)", "Hello, friend.", "Heya", "Hey hey", "Hello hello!", "Sup", "What's up?", "Ahoy!",
+               "Hi, nice to meet you.", "Hey, what's new?", "Hello again!", "Good day!", "Evening!", "Hey you",
+               "Oh hi!", "Hellooo", "Hi bot", "Hello, anyone there?", "Hey, good to see you."),
         heldout=("Hiya!", "Morning!", "Hey, how's it going?"),
     ),
     "identity": Phrasings(
         train=("Who are you?", "What are you?", "who r u", "What's your name?", "Tell me about yourself.",
                "Are you a person?", "What model are you?", "Introduce yourself", "What kind of AI are you?",
-               "Are you a bot?", "Which model is this?", "Are you ChatGPT?"),
+               "Are you a bot?", "Which model is this?", "Are you ChatGPT?",
+               "Who am I chatting with?", "What is this thing?", "Are you human?", "Are you an AI?",
+               "Who made you?", "What are you exactly?", "Tell me what you are.", "What is your name?",
+               "Are you real?", "Who is this?", "Say who you are.", "What sort of model is this?",
+               "Describe yourself.", "Are you a robot?", "What am I speaking with?", "Who's there?",
+               "Is this a real AI?", "What should I call you?"),
         heldout=("Could you tell me what you are?", "What exactly am I talking to?", "Identify yourself, please."),
     ),
     "capabilities": Phrasings(
         train=("What can you do?", "Help", "What tasks can you do?", "help!", "What are you good at?",
                "How can you help me?", "What do you know how to do?", "Show me what you can do.", "What can I ask you?",
-               "List your skills", "What are your capabilities?", "What should I ask?"),
+               "List your skills", "What are your capabilities?", "What should I ask?",
+               "What can you help with?", "What are you for?", "What do you do?", "Can you help me?",
+               "What questions can you answer?", "What's possible here?", "What can this demo do?",
+               "How do I use you?", "What are your skills?", "What kind of things do you do?", "Any skills?",
+               "What can I do with you?", "How are you useful?", "Tell me what you can do.", "What do you offer?",
+               "What jobs can you do?", "I need help, what can you do?", "Menu?"),
         heldout=("Which kinds of questions do you handle?", "Give me some examples of things I can ask.",
                  "What are you able to do for me?"),
     ),
     "thanks": Phrasings(
         train=("Thanks!", "Thank you", "thanks a lot", "Thank you so much!", "thx", "Cheers!", "Great, thanks.", "ty",
-               "Much appreciated.", "Thanks for the help!", "Awesome, thank you!", "Perfect, thanks"),
+               "Much appreciated.", "Thanks for the help!", "Awesome, thank you!", "Perfect, thanks",
+               "Thank you very much.", "thanks!!", "Nice, thank you.", "Cool, thanks!", "Thanks, bye!", "tysm",
+               "Thank you kindly.", "OK thanks", "Thanks so much for that.", "Great job, thanks!", "Thanks again!",
+               "Thank u", "Wonderful, thank you.", "Lovely, thanks.", "Thanks, that helps.", "Brilliant, cheers.",
+               "Thanks mate", "Grateful, thank you!"),
         heldout=("Many thanks!", "I appreciate it.", "Thanks a bunch, that was helpful."),
     ),
 }
@@ -69,4 +93,10 @@ def chat_answer(intent: str, family: str) -> str:
 def draw(rng, split: str, family: str, subtask: str | None = None) -> Drawn:
     intent = subtask or rng.choice(SUBTASKS)
     template = choose(rng, PHRASINGS[intent], split)
-    return Drawn(intent, template, render(rng, template), chat_answer(intent, family), REASONING[intent])
+    prompt = render(rng, template)
+    if split == "train":
+        if intent != "greeting" and rng.random() < FILLER_PROBABILITY:
+            prompt = rng.choice(FILLERS) + prompt[0].lower() + prompt[1:]
+        if rng.random() < SMILEY_PROBABILITY:
+            prompt += SMILEY
+    return Drawn(intent, template, prompt, chat_answer(intent, family), REASONING[intent])
