@@ -97,3 +97,15 @@ def test_experts_are_split_into_parts_of_about_equal_rows():
     loads = [int(counts[part].sum()) for part in parts]
     assert max(loads) - min(loads) <= 5
     assert host_experts._balanced(np.array([0, 4, 0]), 3) == [[1]]           # no empty parts
+
+
+def test_bfloat16_expert_weights_run_on_the_host_too(monkeypatch):
+    experts = _dg_experts()
+    x, indices, weights = _routing(64, 8, 2, experts.down_proj.weight.shape[1], seed=9)
+    reference = experts(x, indices, weights)
+    experts.gate_up_proj.weight = experts.gate_up_proj.weight.astype(mx.bfloat16)
+    experts.down_proj.weight = experts.down_proj.weight.astype(mx.bfloat16)
+    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_ops.geglu_numpy)
+    host = host_experts.routed_experts(*args)
+    assert host is not None and host.dtype == mx.float32
+    np.testing.assert_allclose(np.array(host), np.array(reference), rtol=0.05, atol=0.02)   # bf16 weights

@@ -1,9 +1,9 @@
 """A MoE layer's routed experts, the whole block (gather, projections, gate, down projection, weighted sum) in
-NumPy when MLX runs on the CPU with float32 expert weights.
+NumPy when MLX runs on the CPU with float expert weights (the loader keeps them float32 there).
 
 Why a whole block and not one op: on the CPU each expert sees only ~N*k/E rows (mid-size DiffusionGemma: ~32),
 so the block is a few dozen small matrix products. MLX's gather_mm is slow there, and doing each product as its
-own round trip (`host_ops.expert_matmul`) pays the MLX <-> NumPy copies and an MLX sort/unsort twice per layer.
+own round trip pays the MLX <-> NumPy copies and an MLX sort/unsort twice per layer.
 Here the rows are copied out once, the experts are split across the host pool's threads (NumPy's single-threaded
 BLAS per thread: small products scale better across threads than inside one BLAS call), and one array comes back.
 Measured on 2 cores (256 tokens, top-4 of 32 experts, hidden 512, expert width 256; median of 60): 21-24 ms
@@ -30,11 +30,12 @@ Gate = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (gate, up) -> activatio
 
 
 def _stacked(linear) -> np.ndarray | None:
-    """A SwitchLinear's [experts, out, in] weights as a NumPy view (no copy), or None (quantized, low float)."""
+    """A SwitchLinear's [experts, out, in] weights as float32 NumPy (a view, no copy, when they are float32), or
+    None for quantized experts (MLX's gather_qmm reads their packed codes)."""
     weight = getattr(linear, "weight", None)
-    if weight is None or "scales" in linear or weight.dtype != mx.float32:
+    if weight is None or "scales" in linear:
         return None
-    return np.asarray(memoryview(weight))
+    return np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else host_ops.numpy_of(weight)
 
 
 def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projections: tuple, down, gate: Gate,
@@ -43,7 +44,7 @@ def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projection
 
     `projections` is `(gate_up,)` (one stacked projection whose output halves are gate and up, DiffusionGemma)
     or `(gate, up)` (LLaDA-2). Returns None where MLX must do it (not on the CPU, under a transformation,
-    quantized or low-float weights)."""
+    quantized weights)."""
     if not host_ops.host_enabled():
         return None
     stacked = [_stacked(p) for p in (*projections, down)]

@@ -115,26 +115,3 @@ def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float,
     s /= s.sum(axis=-1, keepdims=True)
     weights = mx.array(s.reshape(batch, keys.shape[1], groups * length, keys.shape[2])).astype(values.dtype)
     return (weights @ values).reshape(batch, heads, length, dim)
-
-
-def expert_matmul(x: mx.array, weight: mx.array, indices: mx.array) -> mx.array | None:
-    """`gather_mm(x, weight.T, indices, sorted_indices=True)` as one NumPy matmul per expert's run of rows, for
-    [rows, 1, 1, in] inputs already sorted by expert, or None where MLX must do it (not on the CPU, under a
-    transformation).
-
-    MLX's CPU gather_mm does not reach BLAS efficiently, and slicing the stacked weights per expert in MLX
-    costs a graph node per slice; NumPy views the weights without a copy (measured, 1024 rows, 32 experts,
-    512x512: gather_mm 18.8 ms, MLX slices 9.5-13 ms, NumPy 6.9 ms). Each expert's weights are read from
-    memory once per call, which is what bounds this step."""
-    if not host_enabled():
-        return None
-    rows = numpy_of(x).reshape(-1, x.shape[-1])
-    stacked = np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else numpy_of(weight)
-    ends = np.cumsum(np.bincount(np.array(indices).reshape(-1), minlength=weight.shape[0]))
-    out = np.empty((rows.shape[0], weight.shape[1]), dtype=np.float32)
-    start = 0
-    for expert, end in enumerate(ends.tolist()):
-        if end > start:
-            np.matmul(rows[start:end], stacked[expert].T, out=out[start:end])
-        start = end
-    return mx.array(out.reshape(*x.shape[:-1], weight.shape[1]))
