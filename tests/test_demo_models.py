@@ -55,3 +55,31 @@ def test_the_picker_offers_demos_then_real_checkpoints_not_already_cached():
     offered = download_choices(cached)
     assert [c.ref for c in offered] == [real.hub_id for real in REAL_CHECKPOINTS[1:]]
     assert all(c.detail.startswith("download ") and "of memory" in c.detail for c in offered)
+
+
+def test_each_bundled_demo_ships_the_sampler_defaults_its_code_defines():
+    # The bundler writes scripts/demo/configs.py's generation_config, so a default tuned there (the LLaDA-2
+    # demo's stricter threshold) is the one users get; a stale bundle fails here.
+    from scripts.demo.demo_config import demo_checkpoint_config
+
+    for name in DEMO_NAMES:
+        folder = DEMO_ROOT / name
+        family = json.loads((folder / "config.json").read_text())["model_type"]
+        shipped = json.loads((folder / "generation_config.json").read_text())
+        assert shipped == demo_checkpoint_config(family)[1], name
+
+
+def test_a_model_cards_training_time_leaves_out_the_gaps_between_phases():
+    from scripts.demo.bundle import training_hours
+
+    # Three log lines 3 minutes apart, a 90-minute stop between phases, then two more lines.
+    times = [0, 180, 360, 360 + 5400, 360 + 5400 + 180]
+    assert training_hours([{"time": t} for t in times]) == round(3 * 180 / 3600, 2)
+
+
+def test_a_model_card_counts_the_steps_up_to_where_the_last_phase_stopped(tmp_path):
+    from scripts.demo.bundle import training_summary
+
+    rows = [{"step": 25, "loss": 2.0, "time": 0}, {"step": 50, "loss": 1.0, "time": 60}, {"stopped_at": 61}]
+    (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
+    assert training_summary(tmp_path) == {"steps": 61, "final_loss": 1.0, "hours": round(60 / 3600, 2)}

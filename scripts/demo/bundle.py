@@ -43,9 +43,19 @@ def training_summary(run: Path) -> dict:
     losses = [r for r in rows if "loss" in r]
     if not losses:
         return {"steps": 0, "hours": 0.0, "final_loss": None}
-    return {"steps": losses[-1]["step"], "final_loss": losses[-1]["loss"],
-            # Wall-clock between the first and the last log line (the run was paused and resumed; the pauses count).
-            "hours": round((losses[-1]["time"] - losses[0]["time"]) / 3600, 2)}
+    # A phase stopped by a signal logs the step it saved at ("stopped_at"), past its last loss line.
+    steps = max(max(r.get("step", 0), r.get("stopped_at", 0)) for r in rows)
+    return {"steps": steps, "final_loss": losses[-1]["loss"], "hours": training_hours(losses)}
+
+
+IDLE_GAP_S = 900   # log lines come every few minutes while a phase runs; a longer gap is time between phases
+
+
+def training_hours(losses: list[dict]) -> float:
+    """Wall-clock while training ran: the gaps between log lines, without those between phases (a run stopped
+    for a bundle, a review, a night). Pauses for timing runs (SIGSTOP) within a phase still count."""
+    times = [row["time"] for row in losses]
+    return round(sum(b - a for a, b in zip(times, times[1:]) if b - a < IDLE_GAP_S) / 3600, 2)
 
 
 def install(run: Path, dest: Path, bits: int | None) -> None:

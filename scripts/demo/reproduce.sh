@@ -11,7 +11,9 @@ common=(--threads 1 --eval-every 100000)
 
 # Same commands, not bit-identical: a resume redraws the trainer's pool of batches from the saved generator.
 # DiffusionGemma: the whole curriculum to step 1250 (schedule of 8000 steps), then four tasks to 1607 (schedule
-# of 2700), then chat and repeating to 1822 (of 2450), then chat alone.
+# of 2700), then chat and repeating to 1822 (of 2450), then chat alone to 2300, then chat again with the second
+# batch of phrasings and fillers (scripts/demo/tasks_chat.py; earlier phases had the first batch only) to 2717
+# (of 3300; the run was stopped there).
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 8000 --stop-at 1250 \
     "${common[@]}"
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2700 --stop-at 1607 \
@@ -19,10 +21,13 @@ nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out 
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2450 --stop-at 1822 \
     "${common[@]}" --focus chat,repeat
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 2300 \
-    --stop-at "${DG_STOP:-2300}" "${common[@]}" --focus chat
+    --stop-at 2300 "${common[@]}" --focus chat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/diffusion_gemma" --steps 3300 \
+    --stop-at "${DG_STOP:-2717}" "${common[@]}" --focus chat
 
 # LLaDA-2: the whole curriculum to step 1750 (schedule of 8000), then four tasks to 2250 (schedule of 3200), then
-# chat and repeating to 2603 (of 3000), then chat alone.
+# chat and repeating to 2603 (of 3000), then chat alone to 3250, then chat with the second batch of phrasings to
+# 3861 (of 4250).
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 8000 --stop-at 1750 \
     "${common[@]}"
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3200 --stop-at 2250 \
@@ -30,10 +35,13 @@ nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUN
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3000 --stop-at 2603 \
     "${common[@]}" --focus chat,repeat
 nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 3250 \
-    --stop-at "${LL_STOP:-3250}" "${common[@]}" --focus chat
+    --stop-at 3250 "${common[@]}" --focus chat
+nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_moe" --steps 4250 \
+    --stop-at "${LL_STOP:-3861}" "${common[@]}" --focus chat
 
 # Into the app, measured (DiffusionGemma stored in the mlx-community 8-bit layout).
+card='`scripts/demo/reproduce.sh` (five phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings)'
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/diffusion_gemma" --dest tui/demo/diffusion-gemma-demo --bits 8 \
-    --tasks chat --n 50 --n-other 8
+    --tasks chat --n 50 --n-other 8 --command "$card"
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest tui/demo/llada2-demo --tasks chat --n 50 \
-    --n-other 8
+    --n-other 8 --command "$card"

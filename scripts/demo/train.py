@@ -230,7 +230,10 @@ class Trainer:
                 log.flush()
         if stop or self.step == last < args.steps:
             self.save()
-            print(json.dumps({"stopped_at": self.step}), flush=True)
+            record = {"stopped_at": self.step, "time": round(time.time())}   # the model card counts steps to here
+            print(json.dumps(record), flush=True)
+            log.write(json.dumps(record) + "\n")
+            log.flush()
 
 
 def evaluate(model_dir: Path, n: int) -> dict:
