@@ -10,6 +10,7 @@ from typing import Any
 
 import mlx.core as mx
 
+from . import _malloc
 from .checkpoint import (
     CheckpointFiles,
     ProgressCallback,
@@ -115,6 +116,7 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     module, config, network = build_network(files)
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
     processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
+    _malloc.release_free_memory()  # the load's converted-away copies and any previous model's weights
     return Model(
         family=family,
         label=FAMILIES[family].label,

@@ -65,3 +65,47 @@ def test_after_import_engine_large_blocks_stay_in_the_heap_even_on_a_later_threa
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is a Linux matter")
 def test_the_tuning_can_be_switched_off_and_then_glibc_mmaps_large_blocks():
     assert _probe(DIFFUSION_CHAT_NO_MALLOC_TUNING="1") == {"tuned": False, "new_mmaps": 1}
+
+
+TRIM_PROBE = """
+import ctypes, json
+import engine
+from engine import _malloc
+
+libc = ctypes.CDLL(None)
+libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
+libc.free.argtypes = (ctypes.c_void_p,)
+
+def resident_mib():
+    return int(open("/proc/self/statm").read().split()[1]) * 4096 >> 20
+
+block = libc.malloc(256 << 20)
+ctypes.memset(block, 1, 256 << 20)
+pin = libc.malloc(1 << 20)                      # a live block above it: the heap's top cannot shrink
+ctypes.memset(pin, 1, 1 << 20)
+libc.free(block)
+kept = resident_mib()
+released = _malloc.release_free_memory()
+print(json.dumps({"released": released, "freed_mib": kept - resident_mib()}))
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is a Linux matter")
+def test_memory_freed_below_a_live_block_goes_back_to_the_kernel_when_released():
+    import os
+
+    result = subprocess.run([sys.executable, "-c", TRIM_PROBE], capture_output=True, text=True, cwd=ROOT,
+                            timeout=120, env=dict(os.environ))
+    assert result.returncode == 0, result.stderr
+    report = json.loads(result.stdout.strip().splitlines()[-1])
+    assert report["released"] and report["freed_mib"] >= 200
+
+
+def test_a_model_load_releases_the_memory_it_freed(monkeypatch):
+    import engine
+    from engine import loader
+
+    calls = []
+    monkeypatch.setattr(loader._malloc, "release_free_memory", lambda: calls.append(True) or True)
+    engine.load(str(CHECKPOINT))
+    assert calls == [True]
