@@ -24,7 +24,11 @@ def workers() -> int:
 
 
 def run_parts(work: Callable[[T], R], parts: Iterable[T]) -> list[R]:
-    """`[work(part) for part in parts]`, the parts on the pool's threads; exceptions propagate."""
+    """`[work(part) for part in parts]`, the parts on the pool's threads (one part: on this thread, no hand-off);
+    exceptions propagate."""
+    parts = list(parts)
+    if len(parts) <= 1:
+        return [work(part) for part in parts]
     global _pool
     if _pool is None:
         _pool = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="diffusion-chat-host")

@@ -109,3 +109,14 @@ def test_bfloat16_expert_weights_run_on_the_host_too(monkeypatch):
     host = host_experts.routed_experts(*args)
     assert host is not None and host.dtype == mx.float32
     np.testing.assert_allclose(np.array(host), np.array(reference), rtol=0.05, atol=0.02)   # bf16 weights
+
+
+def test_the_host_pool_runs_one_part_on_the_calling_thread_and_many_in_order():
+    import threading
+
+    from engine import host_pool
+
+    caller = threading.get_ident()
+    assert host_pool.run_parts(lambda part: (part, threading.get_ident() == caller), [7]) == [(7, True)]
+    assert host_pool.run_parts(lambda part: part * 2, range(5)) == [0, 2, 4, 6, 8]
+    assert host_pool.run_parts(lambda part: part, []) == []
