@@ -106,12 +106,15 @@ def _host(logits: np.ndarray, proposal, uniforms, *, softcap, temperature, temp,
     """The analysis of `logits` (read only: it may be MLX's own buffer); `p_out` receives the softmax."""
     finite = bool(np.isfinite(logits).all()) if check_finite else True
     z = logits
-    if softcap:  # the network's tanh(x / cap) * cap, then / temperature, in a new array
-        z = np.divide(logits, np.float32(softcap))
+    if softcap:
+        # The network's cap * tanh(x / cap), then / temperature, in three passes instead of four (the cap's scale
+        # and the temperature in one multiply; x / cap as x * (1 / cap)): equal to float rounding, ~10 % of the
+        # analysis at 262k ids.
+        z = np.multiply(logits, np.float32(1.0 / softcap))
         np.tanh(z, out=z)
-        np.multiply(z, np.float32(softcap), out=z)
-    if temperature != 1.0:
-        z = np.divide(z, np.float32(temperature), out=None if z is logits else z)
+        np.multiply(z, np.float32(softcap / temperature), out=z)
+    elif temperature != 1.0:
+        z = np.divide(logits, np.float32(temperature))
     argmax = z.argmax(axis=-1).astype(np.int32)
     top = np.take_along_axis(z, argmax[:, None].astype(np.int64), axis=-1)
     p = np.subtract(z, top, out=p_out)
