@@ -39,11 +39,9 @@ def keep_large_allocations() -> bool:
     """Tune glibc's malloc as above; True when every setting took (cached: runs once per process)."""
     if not sys.platform.startswith("linux") or os.environ.get("DIFFUSION_CHAT_NO_MALLOC_TUNING"):
         return False
-    try:
-        mallopt = ctypes.CDLL(None).mallopt
-    except (OSError, AttributeError):
+    mallopt = _glibc("mallopt", (ctypes.c_int, ctypes.c_int))
+    if mallopt is None:
         return False
-    mallopt.argtypes, mallopt.restype = (ctypes.c_int, ctypes.c_int), ctypes.c_int
     results = [mallopt(_M_MMAP_MAX, 0), mallopt(_M_TRIM_THRESHOLD, _TRIM_THRESHOLD), mallopt(_M_ARENA_MAX, 1)]
     return all(result == 1 for result in results)
 
@@ -51,12 +49,18 @@ def keep_large_allocations() -> bool:
 def release_free_memory() -> bool:
     """Return the heap's free pages to the kernel (glibc's malloc_trim); True when it ran. Cheap: it walks the
     free lists. Called by engine.load once the weights are in place."""
-    if not keep_large_allocations():
+    trim = _glibc("malloc_trim", (ctypes.c_size_t,)) if keep_large_allocations() else None
+    if trim is None:
         return False
-    try:
-        trim = ctypes.CDLL(None).malloc_trim
-    except (OSError, AttributeError):
-        return False
-    trim.argtypes, trim.restype = (ctypes.c_size_t,), ctypes.c_int
     trim(0)
     return True
+
+
+def _glibc(name: str, argtypes: tuple):
+    """The process's C library function `name` returning int, or None where there is none (musl, no libc)."""
+    try:
+        function = getattr(ctypes.CDLL(None), name)
+    except (OSError, AttributeError):
+        return None
+    function.argtypes, function.restype = argtypes, ctypes.c_int
+    return function

@@ -96,9 +96,12 @@ def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
     draw_after = (uniforms is not None and proposal is None and options["temp"] == 1.0 and not options["top_k"]
                   and options["top_p"] is None)
 
+    # The pieces then skip the draw and the proposals' probability (their argmax stand-ins are not kept).
+    piece_options = dict(options, confidence_from=None) if draw_after else options
+
     def part(rows_list: list[slice]) -> tuple[list[Analysis], np.ndarray | None, np.ndarray | None]:
         analyses = [_host(z[rows], None if proposal is None else proposal[rows],
-                          None if uniforms is None or draw_after else uniforms[rows], p_out=p[rows], **options)
+                          None if uniforms is None or draw_after else uniforms[rows], p_out=p[rows], **piece_options)
                     for rows in rows_list]
         if not draw_after:
             return analyses, None, None
@@ -112,7 +115,8 @@ def _host_rows(z: np.ndarray, proposal, uniforms, **options) -> Analysis:
     probability = None if parts[0].probability is None else np.concatenate([a.probability for a in parts])
     if draw_after:
         joined["proposal"] = np.concatenate([drawn for _, drawn, _ in results])
-        probability = None if probability is None else np.concatenate([chosen for _, _, chosen in results])
+        if options["confidence_from"] is not None:
+            probability = np.concatenate([chosen for _, _, chosen in results])
     return Analysis(joined["argmax"], joined["entropy"], joined["proposal"], probability,
                     p if options["probabilities"] else None, all(a.finite for a in parts))
 

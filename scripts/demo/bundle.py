@@ -29,6 +29,7 @@ import engine  # noqa: E402  (first: OpenBLAS before MLX)
 from bench.eval_demo import evaluate  # noqa: E402
 from scripts.demo import tasks_arithmetic  # noqa: E402
 from scripts.demo.curriculum import TASKS  # noqa: E402
+from scripts.demo.demo_config import demo_checkpoint_config  # noqa: E402
 
 TITLES = {"diffusion_gemma": "DiffusionGemma demo", "llada2_moe": "LLaDA-2 demo"}
 # The prompt the README's quick start and the bar use; shown first when the model gets it right.
@@ -69,7 +70,6 @@ def install(run: Path, dest: Path, bits: int | None) -> None:
     shutil.copy2(run / "log.jsonl", dest / "training-log.jsonl")   # loss (and evaluations) as training went
     # Sampler defaults are code (scripts/demo/configs.py), not a training artifact: today's, whenever the run
     # exported its model.
-    from scripts.demo.demo_config import demo_checkpoint_config
     family = json.loads((dest / "config.json").read_text())["model_type"]
     generation = demo_checkpoint_config(family)[1]
     (dest / "generation_config.json").write_text(json.dumps(generation, indent=2, sort_keys=True) + "\n")
