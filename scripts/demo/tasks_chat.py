@@ -16,13 +16,14 @@ FAMILY_LABELS = {"diffusion_gemma": "DiffusionGemma", "llada2_moe": "LLaDA-2"}
 # list them here and retrain the chat turns with the rest.
 SKILLS = "greet you and tell you what I am"
 
-# "Who are you?" and "What can you do?" get one answer that says both: the tiny models mixed the two intents up
-# (held-out: "What exactly am I talking to?" answered with the capabilities line and the reverse), and either
-# question deserves the whole honest answer anyway.
+# "Hi", "Who are you?" and "What can you do?" get one answer that says both what the demo is and what it can do,
+# as issue 9 asks of these turns. The tiny models mixed these intents up (held-out: "What exactly am I talking
+# to?" answered with the capabilities line and the reverse; "Hey, how's it going?" with the self-description), and
+# each of them deserves the whole honest answer anyway. Only thanks keep an answer of their own.
 ABOUT = ("I'm a tiny {label} demo model bundled with diffusion-chat: I can only " + SKILLS
          + ". For real answers, load a real model (ctrl+l).")
 ANSWERS = {
-    "greeting": "Hello! I'm a tiny {label} demo model bundled with diffusion-chat. I can only " + SKILLS + ".",
+    "greeting": ABOUT,
     "identity": ABOUT,
     "capabilities": ABOUT,
     "thanks": "You're welcome! I'm only a tiny {label} demo model.",
@@ -81,7 +82,12 @@ PHRASINGS = {
                "Thank you very much.", "thanks!!", "Nice, thank you.", "Cool, thanks!", "Thanks, bye!", "tysm",
                "Thank you kindly.", "OK thanks", "Thanks so much for that.", "Great job, thanks!", "Thanks again!",
                "Thank u", "Wonderful, thank you.", "Lovely, thanks.", "Thanks, that helps.", "Brilliant, cheers.",
-               "Thanks mate", "Grateful, thank you!"),
+               "Thanks mate", "Grateful, thank you!",
+               # A third batch (2026-12-01, session 4): thanks were the one intent still read as another.
+               "Big thanks!", "Thanks heaps!", "Thank you, friend.", "Thanks, got it.", "Okay, thank you!",
+               "Super, thanks!", "You're the best, thanks.", "Ta!", "Thank you for your help.", "Thanks, that's all.",
+               "So kind of you, thank you.", "Fantastic, thanks a ton.", "Thanks for answering.", "Gracias!",
+               "Thank you, great work.", "Merci!"),
         heldout=("Many thanks!", "I appreciate it.", "Thanks a bunch, that was helpful."),
     ),
 }
