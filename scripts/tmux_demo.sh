@@ -2,13 +2,14 @@
 # Start the real app in a tmux terminal on the bundled demo checkpoint, type a prompt, wait for the answer
 # (or for the canvas, with CAPTURE=canvas) and print the screen to stdout.
 #
-#   scripts/tmux_demo.sh ["prompt"]          env: WAIT_S (default 60), CAPTURE=answer|canvas, PYTHON
+#   scripts/tmux_demo.sh ["prompt"]          env: WAIT_S (default 60), CAPTURE=answer|canvas, PYTHON,
+#                                            CANVAS_PATTERN (the canvas frame to wait for, an extended regex)
 #
 # The app runs with throwaway data and config folders, so it neither reads nor changes your own.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-prompt=${1:-"Write a haiku about denoising."}
+prompt=${1:-"Morning!"}
 wait_s=${WAIT_S:-60}
 capture=${CAPTURE:-answer}
 python=${PYTHON:-$( [ -x .venv/bin/python ] && echo "$PWD/.venv/bin/python" || command -v python3 )}
@@ -16,9 +17,9 @@ session="diffusion-chat-demo-$$"
 state=$(mktemp -d)
 trap 'tmux kill-session -t "$session" 2>/dev/null || true; rm -rf "$state"' EXIT
 
-tmux new-session -d -s "$session" -x 120 -y 40 \
+tmux new-session -d -s "$session" -x 100 -y 30 \
     env DIFFUSION_CHAT_DATA_DIR="$state/data" DIFFUSION_CHAT_CONFIG_DIR="$state/config" TERM=xterm-256color \
-    "$python" -m tui.cli --model tui/demo/diffusion-gemma-tiny --max-tokens 96 --max-denoising-steps 24
+    "$python" -m tui.cli --model tui/demo/diffusion-gemma-demo
 
 screen() { tmux capture-pane -p -t "$session"; }
 
@@ -39,7 +40,7 @@ wait_for "DiffusionGemma │ thinking (on|off) │ ready"
 tmux send-keys -t "$session" -l "$prompt"
 tmux send-keys -t "$session" Enter
 if [ "$capture" = canvas ]; then
-    wait_for "block [0-9]+/[0-9]+ · step"
+    wait_for "${CANVAS_PATTERN:-block [0-9]+/[0-9]+ · step}"
 else
     wait_for "tok/s │ [0-9]+ steps, [0-9]+ blocks?"
 fi

@@ -83,3 +83,20 @@ def test_a_model_card_counts_the_steps_up_to_where_the_last_phase_stopped(tmp_pa
     rows = [{"step": 25, "loss": 2.0, "time": 0}, {"step": 50, "loss": 1.0, "time": 60}, {"stopped_at": 61}]
     (tmp_path / "log.jsonl").write_text("\n".join(json.dumps(r) for r in rows) + "\n")
     assert training_summary(tmp_path) == {"steps": 61, "final_loss": 1.0, "hours": round(60 / 3600, 2)}
+
+
+def test_the_empty_chats_three_examples_cover_each_answer_then_more_prompts_sharing_one():
+    # Small talk has two answers now (greetings, who-are-you and what-can-you-do share the about-me one): three
+    # examples still come, distinct answers first, then the shortest other prompt, each one answered right.
+    from scripts.demo.bundle import pick_examples
+
+    about, welcome = "I'm a tiny demo ... (ctrl+l).", "You're welcome!"
+    rows = {"chat": {"accuracy": 0.8, "correct_prompts": [("Morning!", about), ("Many thanks!", welcome),
+                                                          ("Thanks a bunch, really.", welcome),
+                                                          ("Morning!", about), ("Who are you, really?", about),
+                                                          ("A prompt far longer than fits on one example line", about)]},
+            "arithmetic": {"accuracy": 0.0, "correct_prompts": []}}
+    picked = pick_examples(rows, [], [])
+    assert picked == [("Many thanks!", welcome), ("Morning!", about), ("Who are you, really?", about)]
+    showcase = ("What is 47 + 385?", "47 + 385 = 432")
+    assert pick_examples(rows, [], [showcase])[:2] == [showcase, ("Many thanks!", welcome)]

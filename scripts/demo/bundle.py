@@ -78,20 +78,24 @@ def install(run: Path, dest: Path, bits: int | None) -> None:
 def showcase_prompts(model, rows: dict, claimed: list[str]) -> list[tuple[str, str]]:
     """Three (prompt, answer) pairs the empty chat offers: the showcase sum when answered right, then held-out
     prompts answered right (short answers first: an example should answer in a few seconds)."""
-    pairs = []
     finished = list(engine.generate(model, messages=[{"role": "user", "content": SHOWCASE[0]}]))[-1]
-    if finished.content.strip() == SHOWCASE[1]:
-        pairs.append(SHOWCASE)
+    return pick_examples(rows, claimed, [SHOWCASE] if finished.content.strip() == SHOWCASE[1] else [])
+
+
+def pick_examples(rows: dict, claimed: list[str], pairs: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """`pairs` filled up to three from the evaluation's rows (bench/eval_demo.py's, with correct_prompts)."""
+    pairs = list(pairs)
     # One per claimed task, then more of the claimed tasks, then the most accurate others: every example is one
     # the model answered right in this evaluation.
     def right(task, limit):
-        # Distinct prompts with distinct answers (held-out phrasings repeat; an example each of several intents).
-        answered, seen = [], set()
+        # Distinct prompts (held-out phrasings repeat), those with distinct answers first: an example each of
+        # several intents; then, where intents share an answer (small talk's about-me one), the shortest others.
+        distinct, more, seen = [], [], set()
         for prompt, answer in sorted(rows[task].get("correct_prompts", []), key=lambda pair: len(pair[1])):
-            if len(prompt) <= 48 and prompt not in seen and answer not in {a for _, a in answered}:
-                answered.append((prompt, answer))
+            if len(prompt) <= 48 and prompt not in seen:
+                (more if answer in {a for _, a in distinct} else distinct).append((prompt, answer))
                 seen.add(prompt)
-        return answered[:limit]
+        return (distinct + sorted(more, key=lambda pair: len(pair[0])))[:limit]
 
     others = sorted((t for t in rows if t.split(" ")[0] not in claimed), key=lambda t: -rows[t]["accuracy"])
     passes = [right(t, 1) for t in claimed] + [right(t, 3) for t in claimed] + [right(t, 3) for t in others]
