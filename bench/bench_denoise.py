@@ -274,6 +274,7 @@ def main() -> None:
         "blas": _blas.describe(),
         # engine._malloc: large arrays kept in the heap (set at `import engine`; cached, so this only reads it)
         "malloc_tuned": _malloc.keep_large_allocations(),
+        "openblas_thread_timeout": _blas.loaded_thread_timeout,
         "sampler": "host" if _host_sampler() else "device",
         "matmul_gflops_2048": gflops,
         "blas_bound": limit,

@@ -24,10 +24,20 @@ _CANDIDATES = (
 )
 
 loaded_from: str | None = None
+loaded_thread_timeout: str | None = None  # the OPENBLAS_THREAD_TIMEOUT it was loaded with
+
+# How long (2**n CPU cycles) OpenBLAS's idle worker threads spin before they sleep. At OpenBLAS's default, MLX's
+# BLAS worker keeps spinning (sched_yield) through the host kernels that follow an MLX matmul, and on 2 cores the
+# host pool's threads then share their cores with it. Measured here, alternating runs: the sampler's analysis of a
+# 256 x 262,144 step 121-129 ms at the default against 98-105 ms at n = 20 (real-vocabulary bench), a mid-size
+# MoE layer's expert block 11.8-13.9 ms of wall clock for 9.0 ms of thread CPU against 10.8-11.0 ms for 9.3-9.7 ms.
+# 2**20 cycles (~0.4 ms) still covers the gaps between one layer's consecutive MLX matmuls. A value the user set
+# is kept.
+THREAD_TIMEOUT = "20"
 
 
 def prefer_openblas() -> str | None:
-    global loaded_from
+    global loaded_from, loaded_thread_timeout
     if loaded_from or not sys.platform.startswith("linux") or os.environ.get("DIFFUSION_CHAT_NO_OPENBLAS"):
         return loaded_from
     if "mlx.core" in sys.modules:
@@ -40,12 +50,27 @@ def prefer_openblas() -> str | None:
     for path in paths:
         if os.path.exists(path) or path == found:
             try:
-                ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+                timeout = _load_with_thread_timeout(path)
             except OSError:
                 continue
-            loaded_from = path
+            loaded_from, loaded_thread_timeout = path, timeout
             return path
     return None
+
+
+def _load_with_thread_timeout(path: str) -> str:
+    """Load OpenBLAS globally and return the OPENBLAS_THREAD_TIMEOUT it read. OpenBLAS reads it once, while
+    loading, so the variable is set just for the load and then put back as it was: child processes (a
+    benchmark's mlx-vlm run) see the environment unchanged."""
+    preset = os.environ.get("OPENBLAS_THREAD_TIMEOUT")
+    if preset is None:
+        os.environ["OPENBLAS_THREAD_TIMEOUT"] = THREAD_TIMEOUT
+    try:
+        ctypes.CDLL(path, mode=ctypes.RTLD_GLOBAL)
+    finally:
+        if preset is None:
+            del os.environ["OPENBLAS_THREAD_TIMEOUT"]
+    return preset or THREAD_TIMEOUT
 
 
 @functools.cache

@@ -71,3 +71,31 @@ def test_host_ops_put_numpys_bundled_openblas_on_one_thread():
                                                       "scipy_openblas_get_num_threads", "openblas_get_num_threads64_",
                                                       "openblas_get_num_threads") if hasattr(library, name))
     assert getter() == 1
+
+
+def test_openblas_is_loaded_with_a_short_thread_timeout_that_does_not_leak(monkeypatch):
+    seen = []
+    monkeypatch.setattr(_blas.ctypes, "CDLL", lambda path, mode=0: seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT")))
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    assert _blas._load_with_thread_timeout("/lib/libopenblas.so.0") == _blas.THREAD_TIMEOUT
+    # OpenBLAS reads it while loading; afterwards the environment (and so every child process) is as it was.
+    assert seen == [_blas.THREAD_TIMEOUT] and "OPENBLAS_THREAD_TIMEOUT" not in os.environ
+
+
+def test_a_thread_timeout_the_user_set_is_kept(monkeypatch):
+    seen = []
+    monkeypatch.setattr(_blas.ctypes, "CDLL", lambda path, mode=0: seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT")))
+    monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "26")
+    assert _blas._load_with_thread_timeout("/lib/libopenblas.so.0") == "26"
+    assert seen == ["26"] and os.environ["OPENBLAS_THREAD_TIMEOUT"] == "26"
+
+
+def test_a_failed_load_still_puts_the_environment_back(monkeypatch):
+    def refuse(path, mode=0):
+        raise OSError("not a library")
+
+    monkeypatch.setattr(_blas.ctypes, "CDLL", refuse)
+    monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
+    with pytest.raises(OSError):
+        _blas._load_with_thread_timeout("/lib/libopenblas.so.0")
+    assert "OPENBLAS_THREAD_TIMEOUT" not in os.environ
