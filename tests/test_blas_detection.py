@@ -73,18 +73,22 @@ def test_host_ops_put_numpys_bundled_openblas_on_one_thread():
     assert getter() == 1
 
 
-def test_openblas_is_loaded_with_a_short_thread_timeout_that_does_not_leak(monkeypatch):
-    seen = []
-    monkeypatch.setattr(_blas.ctypes, "CDLL", lambda path, mode=0: seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT")))
+@pytest.fixture
+def seen(monkeypatch) -> list:
+    """The OPENBLAS_THREAD_TIMEOUT each (stand-in) library load saw."""
+    loads = []
+    monkeypatch.setattr(_blas.ctypes, "CDLL", lambda path, mode=0: loads.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT")))
+    return loads
+
+
+def test_openblas_is_loaded_with_a_short_thread_timeout_that_does_not_leak(seen, monkeypatch):
     monkeypatch.delenv("OPENBLAS_THREAD_TIMEOUT", raising=False)
     assert _blas._load_with_thread_timeout("/lib/libopenblas.so.0") == _blas.THREAD_TIMEOUT
     # OpenBLAS reads it while loading; afterwards the environment (and so every child process) is as it was.
     assert seen == [_blas.THREAD_TIMEOUT] and "OPENBLAS_THREAD_TIMEOUT" not in os.environ
 
 
-def test_a_thread_timeout_the_user_set_is_kept(monkeypatch):
-    seen = []
-    monkeypatch.setattr(_blas.ctypes, "CDLL", lambda path, mode=0: seen.append(os.environ.get("OPENBLAS_THREAD_TIMEOUT")))
+def test_a_thread_timeout_the_user_set_is_kept(seen, monkeypatch):
     monkeypatch.setenv("OPENBLAS_THREAD_TIMEOUT", "26")
     assert _blas._load_with_thread_timeout("/lib/libopenblas.so.0") == "26"
     assert seen == ["26"] and os.environ["OPENBLAS_THREAD_TIMEOUT"] == "26"

@@ -90,11 +90,12 @@ def pick_examples(rows: dict, claimed: list[str], pairs: list[tuple[str, str]]) 
     def right(task, limit):
         # Distinct prompts (held-out phrasings repeat), those with distinct answers first: an example each of
         # several intents; then, where intents share an answer (small talk's about-me one), the shortest others.
-        distinct, more, seen = [], [], set()
+        distinct, more, seen, answers = [], [], set(), set()
         for prompt, answer in sorted(rows[task].get("correct_prompts", []), key=lambda pair: len(pair[1])):
             if len(prompt) <= 48 and prompt not in seen:
-                (more if answer in {a for _, a in distinct} else distinct).append((prompt, answer))
+                (more if answer in answers else distinct).append((prompt, answer))
                 seen.add(prompt)
+                answers.add(answer)
         return (distinct + sorted(more, key=lambda pair: len(pair[0])))[:limit]
 
     others = sorted((t for t in rows if t.split(" ")[0] not in claimed), key=lambda t: -rows[t]["accuracy"])
