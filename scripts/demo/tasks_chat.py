@@ -61,7 +61,13 @@ PHRASINGS = {
                "Who made you?", "What are you exactly?", "Tell me what you are.", "What is your name?",
                "Are you real?", "Who is this?", "Say who you are.", "What sort of model is this?",
                "Describe yourself.", "Are you a robot?", "What am I speaking with?", "Who's there?",
-               "Is this a real AI?", "What should I call you?"),
+               "Is this a real AI?", "What should I call you?",
+               # A fourth batch (2026-12-01, session 5): requests rather than questions, some with "please", because
+               # the DiffusionGemma demo read such held-out requests as thanks (they end in "." like most thanks).
+               "Please introduce yourself.", "State your name, please.", "Tell me your name, please.",
+               "Explain what you are.", "Say your name.", "Kindly introduce yourself.", "Let me know who you are.",
+               "I'd like to know who you are.", "Please say what you are.", "Your name, please.",
+               "Describe what you are, please.", "Name yourself.", "I want to know what you are."),
         heldout=("Could you tell me what you are?", "What exactly am I talking to?", "Identify yourself, please."),
     ),
     "capabilities": Phrasings(
@@ -72,7 +78,13 @@ PHRASINGS = {
                "What questions can you answer?", "What's possible here?", "What can this demo do?",
                "How do I use you?", "What are your skills?", "What kind of things do you do?", "Any skills?",
                "What can I do with you?", "How are you useful?", "Tell me what you can do.", "What do you offer?",
-               "What jobs can you do?", "I need help, what can you do?", "Menu?"),
+               "What jobs can you do?", "I need help, what can you do?", "Menu?",
+               # The fourth batch: requests, as for identity.
+               "Show me your skills, please.", "Tell me your skills.", "List what you can do, please.",
+               "Explain what you can do.", "Suggest something to try.", "Let me know what you can do.",
+               "Please list your capabilities.", "Describe your skills.", "Name a few things you can do.",
+               "Show me some things you do.", "I'd like to know what you can do.", "Tell me how you can help, please.",
+               "Explain how to use you."),
         heldout=("Which kinds of questions do you handle?", "Give me some examples of things I can ask.",
                  "What are you able to do for me?"),
     ),
