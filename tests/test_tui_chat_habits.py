@@ -10,6 +10,7 @@ from textual.widgets.markdown import MarkdownFence
 from textual_image.widget import HalfcellImage
 
 import engine
+from engine.events import Started
 from engine.worker import EngineWorker
 from tui.screens.compare import CompareScreen
 from tui.widgets.attachments import AttachmentChip
@@ -17,7 +18,7 @@ from tui.widgets.messages import AssistantMessage, UserMessage
 from tui.widgets.thumbnail import Thumbnail
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
-    started_events,
+    engine_events,
     ScriptedAnswer,
     app_env,
     make_app,
@@ -41,7 +42,7 @@ async def test_regenerate_switch_revisions_and_compare_them(app_env, monkeypatch
     app = make_app("dg_text", max_tokens=40, max_denoising_steps=6, seed=1)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        started = started_events(app, monkeypatch)
+        started = engine_events(app, monkeypatch, Started)
         await send(pilot, "hello there")
         await wait_for_answer(pilot)
         answer = app.chat.query_one(AssistantMessage)
@@ -90,7 +91,7 @@ async def test_edit_and_resend_makes_a_branch_from_the_edit_and_reuses_the_prefi
     app = make_app("dg_text", max_tokens=16, max_denoising_steps=3)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        started = started_events(app, monkeypatch)
+        started = engine_events(app, monkeypatch, Started)
         for text in ("first question", "second question"):
             await send(pilot, text)
             await wait_for_answer(pilot)

@@ -9,6 +9,7 @@ from textual.geometry import Offset
 from textual.selection import Selection
 from textual.widgets import Markdown
 
+from engine.events import Started
 from engine.trajectory import decode
 from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
@@ -17,7 +18,7 @@ from tui.widgets.answer_text import SpanSelector, offset_of
 from tui.widgets.messages import AssistantMessage
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
-    started_events,
+    engine_events,
     app_env,
     paced_worker,
     make_app,
@@ -98,7 +99,7 @@ async def test_revise_mode_writes_a_span_again_as_a_revision_keeping_the_rest_by
     app = make_app("dg_text", max_tokens=40, max_denoising_steps=6, make_worker=paced_worker, seed=1)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        started = started_events(app, monkeypatch)
+        started = engine_events(app, monkeypatch, Started)
         frames = drawn_frames(app, monkeypatch)
         await send(pilot, "hello there")
         await wait_for_answer(pilot)

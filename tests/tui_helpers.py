@@ -162,15 +162,14 @@ def seed_recorded_answer(store_path, trajectory: str, question: str = "Fill this
         return conversation.id
 
 
-def started_events(app, monkeypatch) -> list:
-    """The `Started` events of the app's generations from now on (the session's handler, wrapped)."""
-    from engine.events import Started
-
+def engine_events(app, monkeypatch, kind) -> list:
+    """The engine events of type `kind` (Started, Finished) of the app's generations from now on (the session's
+    handler, wrapped)."""
     seen = []
     handle = app.session.handle
 
     async def recording(update):
-        if isinstance(getattr(update, "event", None), Started):
+        if isinstance(getattr(update, "event", None), kind):
             seen.append(update.event)
         await handle(update)
 
