@@ -85,6 +85,13 @@ def test_a_model_card_counts_the_steps_up_to_where_the_last_phase_stopped(tmp_pa
     assert training_summary(tmp_path) == {"steps": 61, "final_loss": 1.0, "hours": round(60 / 3600, 2)}
 
 
+def test_a_model_card_writes_a_loss_logged_as_zero_as_below_the_logs_rounding():
+    from scripts.demo.bundle import loss_text
+
+    assert loss_text(0.0) == "< 0.0001 (rounded to 0 in the log)"
+    assert loss_text(0.0005) == "0.0005" and loss_text(None) == "not logged"
+
+
 def test_the_empty_chats_three_examples_cover_each_answer_then_more_prompts_sharing_one():
     # Small talk has two answers now (greetings, who-are-you and what-can-you-do share the about-me one): three
     # examples still come, distinct answers first, then the shortest other prompt, each one answered right.

@@ -21,7 +21,9 @@ phase() {
 # batch of phrasings and fillers (scripts/demo/tasks_chat.py; earlier phases had the first batch only) to 2717
 # (of 3300; the run was stopped there), then chat with one answer for "who are you" / "what can you do"
 # (tasks_chat.ABOUT; earlier phases had two) to 3100 (of 3700), then chat with greetings given that answer too and
-# a third batch of thanks phrasings to 3700 (of 4300), and on with the same data, on both cores, to 4100 (of 4900).
+# a third batch of thanks phrasings to 3700 (of 4300), and on with the same data, on both cores, to 4100 (of 4900),
+# then, on both cores, chat with a fourth batch of identity and capabilities phrasings (requests such as "Please
+# introduce yourself.") to 4800 (of 5600). LLaDA-2 was not trained on the fourth batch.
 phase diffusion_gemma 8000 1250
 phase diffusion_gemma 2700 1607 --focus arithmetic:add,repeat,counting,chat
 phase diffusion_gemma 2450 1822 --focus chat,repeat
@@ -29,7 +31,8 @@ phase diffusion_gemma 2300 2300 --focus chat
 phase diffusion_gemma 3300 2717 --focus chat
 phase diffusion_gemma 3700 3100 --focus chat
 phase diffusion_gemma 4300 3700 --focus chat
-phase diffusion_gemma 4900 "${DG_STOP:-4100}" --focus chat --threads 2
+phase diffusion_gemma 4900 4100 --focus chat --threads 2
+phase diffusion_gemma 5600 "${DG_STOP:-4800}" --focus chat --threads 2
 
 # LLaDA-2: the whole curriculum to step 1750 (schedule of 8000), then four tasks to 2250 (schedule of 3200), then
 # chat and repeating to 2603 (of 3000), then chat alone to 3250, then chat with the second batch of phrasings to
@@ -45,8 +48,9 @@ phase llada2_moe 5400 4850 --focus chat
 phase llada2_moe 6000 "${LL_STOP:-5250}" --focus chat
 
 # Into the app, measured (DiffusionGemma stored in the mlx-community 8-bit layout).
-card='`scripts/demo/reproduce.sh` (eight phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice)'
+card_dg='`scripts/demo/reproduce.sh` (nine phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice, then with a fourth batch of who-are-you and what-can-you-do phrasings)'
+card_llada2='`scripts/demo/reproduce.sh` (eight phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice)'
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/diffusion_gemma" --dest tui/demo/diffusion-gemma-demo --bits 8 \
-    --tasks chat --n 50 --n-other 8 --command "$card"
+    --tasks chat --n 50 --n-other 8 --command "$card_dg"
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest tui/demo/llada2-demo --tasks chat --n 50 \
-    --n-other 8 --command "$card"
+    --n-other 8 --command "$card_llada2"
