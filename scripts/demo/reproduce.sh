@@ -48,8 +48,10 @@ phase llada2_moe 5400 4850 --focus chat
 phase llada2_moe 6000 "${LL_STOP:-5250}" --focus chat
 
 # Into the app, measured (DiffusionGemma stored in the mlx-community 8-bit layout).
-card_dg='`scripts/demo/reproduce.sh` (nine phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice, then with a fourth batch of who-are-you and what-can-you-do phrasings)'
-card_llada2='`scripts/demo/reproduce.sh` (eight phases: the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice)'
+# The model cards' training line: LLaDA-2's eight phases, and DiffusionGemma's ninth on top.
+phases='the whole curriculum, then addition/repeating/counting/small talk, then small talk and repeating, then small talk alone, then small talk with a second batch of phrasings, then with one answer for who-are-you and what-can-you-do, then with greetings given that answer too and more thanks, twice'
+card_llada2="\`scripts/demo/reproduce.sh\` (eight phases: $phases)"
+card_dg="\`scripts/demo/reproduce.sh\` (nine phases: $phases, then with a fourth batch of who-are-you and what-can-you-do phrasings)"
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/diffusion_gemma" --dest tui/demo/diffusion-gemma-demo --bits 8 \
     --tasks chat --n 50 --n-other 8 --command "$card_dg"
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest tui/demo/llada2-demo --tasks chat --n 50 \
