@@ -1,0 +1,95 @@
+"""engine.host_kernels: the Numba exp / tanh are float32-exact, give the same bits wherever a value sits, and the
+sampler's analysis with them agrees with its NumPy passes."""
+
+from __future__ import annotations
+
+import mlx.core as mx
+import numpy as np
+import pytest
+
+from engine import host_kernels
+from engine.generation import fused
+
+pytestmark = pytest.mark.skipif(not host_kernels.available(), reason="Numba is a Linux dependency")
+
+CAP = np.float32(30.0)
+
+
+def _logits(shape, seed=0, scale=40.0):
+    return (np.random.default_rng(seed).standard_normal(shape) * scale).astype(np.float32)
+
+
+def test_exp_is_within_a_float32_ulp_of_float64_exp():
+    # the normal range: below -87.3 the kernel gives 0 where float32 would be subnormal
+    x = np.concatenate([np.linspace(-87, 88, 200_001, dtype=np.float32), np.clip(_logits(10_000).ravel(), -87, 88)])
+    out = np.empty_like(x)
+    host_kernels.exp_into(x, out)
+    exact = np.exp(x.astype(np.float64))
+    assert np.max(np.abs(out - exact) / exact) < 2.5e-7
+
+
+def test_exp_of_minus_infinity_and_underflow_is_zero_and_nan_stays_nan():
+    x = np.array([-np.inf, -1e4, -90.0, np.nan, 0.0], np.float32)
+    out = np.empty_like(x)
+    host_kernels.exp_into(x, out)
+    assert out[:3].tolist() == [0.0, 0.0, 0.0] and np.isnan(out[3]) and out[4] == 1.0
+
+
+def test_tanh_is_as_close_to_float64_tanh_as_numpys():
+    y = np.concatenate([np.linspace(-4, 4, 200_001, dtype=np.float32), np.array([-np.inf, np.inf, 1e-30, -1e-30,
+                                                                                 60.0], np.float32)])
+    out = np.empty_like(y)
+    host_kernels.tanh_into(y, out)
+    exact = np.tanh(y.astype(np.float64))
+    assert np.max(np.abs(out - exact)) < 1.5e-7
+    assert out[-5:-3].tolist() == [-1.0, 1.0] and out[-1] == 1.0
+    assert np.max(np.abs(out[:-5] - exact[:-5]) / np.maximum(np.abs(exact[:-5]), 1e-30)) < 5e-7   # near 0 too
+
+
+def test_softcap_matches_float64():
+    x = _logits((3, 1000))
+    out = np.empty_like(x)
+    host_kernels.softcapped(x, np.float32(1 / CAP), np.float32(CAP / 0.7), out)
+    exact = np.tanh(x.astype(np.float64) / 30.0) * 30.0 / 0.7
+    assert np.max(np.abs(out - exact)) < 1e-5
+
+
+def test_a_value_gets_the_same_bits_in_a_vector_loop_alone_read_only_or_strided():
+    # The bug this guards: under fastmath, LLVM's vectorised body and scalar remainder (and the specialisations
+    # for read-only or strided arrays) rounded differently, so the same logits sampled different tokens in the
+    # server's engine thread and in a local run.
+    x = _logits((3, 517), seed=2)
+    read_only = x.copy()
+    read_only.flags.writeable = False
+    strided = np.empty((3, 1034), np.float32)
+    strided[:, ::2] = x
+    variants = [x, read_only, strided[:, ::2]]
+    capped = []
+    for logits in variants:
+        out = np.empty_like(x)
+        host_kernels.softcapped(logits, np.float32(1 / CAP), CAP, out)
+        capped.append(out)
+    alone = np.empty((1, 1), np.float32)
+    one_by_one = np.empty_like(x)
+    for (row, column), value in np.ndenumerate(x):
+        host_kernels.softcapped(np.full((1, 1), value, np.float32), np.float32(1 / CAP), CAP, alone)
+        one_by_one[row, column] = alone[0, 0]
+    for out in capped[1:] + [one_by_one]:
+        np.testing.assert_array_equal(out, capped[0])
+
+
+@pytest.mark.parametrize("temp", [0.0, 1.0])
+def test_the_analysis_with_the_kernels_agrees_with_numpys_passes(monkeypatch, temp):
+    logits = mx.array(_logits((8, 4096), seed=3, scale=8.0))
+    uniforms = np.random.default_rng(4).random(8).astype(np.float32)
+    options = dict(softcap=30.0, temperature=0.9, temp=temp, uniforms=uniforms, confidence_from="processed",
+                   probabilities=True)
+    with_kernels = fused.analyse(logits, **options)
+    monkeypatch.setenv("DIFFUSION_CHAT_NO_NUMBA", "1")
+    assert not host_kernels.available()
+    plain = fused.analyse(logits, **options)
+    np.testing.assert_array_equal(with_kernels.argmax, plain.argmax)
+    np.testing.assert_array_equal(with_kernels.proposal, plain.proposal)
+    np.testing.assert_allclose(with_kernels.entropy, plain.entropy, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(with_kernels.probabilities, plain.probabilities, rtol=2e-5, atol=1e-9)
+    np.testing.assert_allclose(with_kernels.probability, plain.probability, rtol=2e-5)
