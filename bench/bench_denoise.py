@@ -276,6 +276,9 @@ def main() -> None:
         "malloc_tuned": _malloc.keep_large_allocations(),
         "openblas_thread_timeout": _blas.loaded_thread_timeout,
         "sampler": "host" if _host_sampler() else "device",
+        # engine.host_kernels: Numba's vectorised exp / tanh (null: NumPy's, scalar on CPUs without AVX-512)
+        "host_kernels": _host_kernels(),
+        "cpu_avx512": _cpu_has("avx512f"),
         "matmul_gflops_2048": gflops,
         "blas_bound": limit,
         "mlx_vlm_comparison": vlm,
@@ -293,6 +296,20 @@ def _mapped_blas_files() -> list[str]:
     except OSError:
         return []
     return sorted(p for p in paths if any(k in os.path.basename(p).lower() for k in ("blas", "mkl_rt")))
+
+
+def _host_kernels() -> str | None:
+    from engine import host_kernels
+
+    return f"numba {host_kernels.numba.__version__}" if host_kernels.available() else None
+
+
+def _cpu_has(flag: str) -> bool | None:
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as info:
+            return any(line.startswith("flags") and flag in line.split() for line in info)
+    except OSError:
+        return None
 
 
 def _host_sampler() -> bool:

@@ -24,9 +24,12 @@ try:  # pragma: no branch - which side runs depends on the installation
 except ImportError:  # pragma: no cover - Numba is a dependency on Linux
     numba = None
 
-# No fastmath: with contraction (FMA) or reassociation, LLVM may compute a vectorised loop's body and its scalar
-# remainder (or two specialisations of one kernel: read-only MLX buffers, other layouts) in different orders,
-# and then one logit gives different bits in different places; a sampled token must not depend on that.
+# No fastmath flags at all, so LLVM must round every operation as written (IEEE), in a vectorised loop's body, its
+# scalar remainder and every specialisation of a kernel (read-only MLX buffers, other layouts) alike: the same
+# logit gives the same bits wherever it is, and a sampled token cannot depend on where it sat. Both looser
+# builds tried broke the test that a server's answer equals a local run's: fastmath (reassociation) and even
+# "contract" alone (LLVM may fuse a * b + c into one FMA in one copy of the code and not in another), though
+# "contract" made the polynomials ~1.4x quicker. No "nnan"/"ninf" either way: -inf must give 0, NaN stay NaN.
 # error_model="numpy": no ZeroDivisionError check, whose branch stops LLVM vectorising a division.
 
 
@@ -101,13 +104,18 @@ def tanh_into(x, out):
         target[i] = tanh32(flat[i])
 
 
+def softcapped(logits, inverse_cap, out_scale, out) -> None:
+    """out = tanh(logits * inverse_cap) * out_scale: the network's softcap and the temperature, one pass
+    (`out` a new C-contiguous float32 array of the logits' shape)."""
+    _softcapped_flat(np.ascontiguousarray(logits).reshape(-1), np.float32(inverse_cap), np.float32(out_scale),
+                     out.reshape(-1))
+
+
 @_kernel
-def softcapped(logits, inverse_cap, out_scale, out):
-    """out = tanh(logits * inverse_cap) * out_scale: the network's softcap and the temperature, one pass."""
-    rows, vocab = logits.shape
-    for row in range(rows):
-        for v in range(vocab):
-            out[row, v] = tanh32(logits[row, v] * inverse_cap) * out_scale
+def _softcapped_flat(logits, inverse_cap, out_scale, out):
+    # One flat loop, not rows x vocabulary: ~12 % quicker (LLVM vectorises one long loop better than many)
+    for i in range(logits.size):
+        out[i] = tanh32(logits[i] * inverse_cap) * out_scale
 
 
 @_kernel

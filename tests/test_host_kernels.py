@@ -76,6 +76,20 @@ def test_a_value_gets_the_same_bits_in_a_vector_loop_alone_read_only_or_strided(
         one_by_one[row, column] = alone[0, 0]
     for out in capped[1:] + [one_by_one]:
         np.testing.assert_array_equal(out, capped[0])
+    # The same for exp (through the softmax numerator) and tanh: a whole row against each value alone.
+    top = x.max(axis=-1)
+    numerators, alone_numerators = np.empty_like(x), np.empty_like(x)
+    host_kernels.exp_shifted(x, top, numerators)
+    tanhs, alone_tanhs = np.empty_like(x), np.empty_like(x)
+    host_kernels.tanh_into(x / CAP, tanhs)
+    for (row, column), value in np.ndenumerate(x):
+        single = np.full((1, 1), value, np.float32)
+        host_kernels.exp_shifted(single, top[row:row + 1], alone)
+        alone_numerators[row, column] = alone[0, 0]
+        host_kernels.tanh_into(single / CAP, alone)
+        alone_tanhs[row, column] = alone[0, 0]
+    np.testing.assert_array_equal(alone_numerators, numerators)
+    np.testing.assert_array_equal(alone_tanhs, tanhs)
 
 
 @pytest.mark.parametrize("temp", [0.0, 1.0])
