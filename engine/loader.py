@@ -10,7 +10,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from . import _malloc
+from . import _malloc, host_kernels
 from .checkpoint import (
     CheckpointFiles,
     ProgressCallback,
@@ -117,6 +117,8 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
     processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
     _malloc.release_free_memory()  # the load's converted-away copies and any previous model's weights
+    if on_cpu():
+        host_kernels.warm_up()  # Numba compiles once per install: here, not in the first step
     return Model(
         family=family,
         label=FAMILIES[family].label,

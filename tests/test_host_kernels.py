@@ -6,7 +6,9 @@ from __future__ import annotations
 import mlx.core as mx
 import numpy as np
 import pytest
+from conftest import CHECKPOINTS
 
+import engine
 from engine import host_kernels
 from engine.generation import fused
 
@@ -107,3 +109,17 @@ def test_the_analysis_with_the_kernels_agrees_with_numpys_passes(monkeypatch, te
     np.testing.assert_allclose(with_kernels.entropy, plain.entropy, rtol=1e-5, atol=1e-5)
     np.testing.assert_allclose(with_kernels.probabilities, plain.probabilities, rtol=2e-5, atol=1e-9)
     np.testing.assert_allclose(with_kernels.probability, plain.probability, rtol=2e-5)
+
+
+def test_a_model_load_on_the_cpu_compiles_the_kernels_first(monkeypatch):
+    calls = []
+    monkeypatch.setattr(host_kernels, "warm_up", lambda: calls.append("warm_up"))
+    engine.load(CHECKPOINTS / "dg_text")
+    assert calls == ["warm_up"]
+
+
+def test_warm_up_compiles_every_kernel_the_engine_calls():
+    host_kernels.warm_up()
+    for kernel in (host_kernels._exp_flat, host_kernels._tanh_flat, host_kernels.exp_shifted,
+                   host_kernels._softcapped_flat):
+        assert kernel.signatures, kernel
