@@ -117,8 +117,13 @@ def test_attachment_chip_with_a_thumbnail(app_env, snap_compare):
     async def attached(pilot) -> None:
         await _model_loaded(pilot)
         chat = pilot.app.chat
+        count = pilot.app.screen.query_one("#token-count")
+        empty = str(count.render())
         chat.attach(str(picture))
         await wait_for(pilot, lambda: any(t.loaded for t in chat.query("Thumbnail")), "the thumbnail")
+        # The count with the image's tokens comes from a worker thread after a debounce: a shot taken before it
+        # showed "0 / 262,144 tokens" (seen once in a fresh clone's CI run).
+        await wait_for(pilot, lambda: str(count.render()) != empty, "the token count with the image")
         await pilot.pause()
 
     assert snap_compare(make_app("dg_vision"), terminal_size=SIZE, run_before=attached)
