@@ -5,8 +5,8 @@ MLX's CPU backend evaluates tanh / exp one element at a time without SIMD (measu
 NumPy's vectorised versions: ~1-2 ns), so on a CPU these few ops cost as much as all the matrix products of a
 layer (mid-size DiffusionGemma: a 4.7 ms GeGLU and a 9.2 ms attention softmax per layer, against 1.5 ms and
 1.2 ms with NumPy, copies included). The layers' matrix products stay in MLX (BLAS) and only the arrays between
-them make the round trip, except attention's small per-head products (see `attention`). On Metal / CUDA, or while MLX traces a transformation (a gradient: `enabled = False`), the same
-maths runs in MLX.
+them make the round trip, except attention's small per-head products (see `attention`). On Metal / CUDA, or
+while MLX traces a transformation (a gradient: `enabled = False`), the same maths runs in MLX.
 """
 
 from __future__ import annotations
