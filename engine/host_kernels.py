@@ -91,12 +91,35 @@ def tanh32(y):
 
 def exp_into(x, out) -> None:
     """out = exp(x) element-wise, for C-contiguous float32 arrays of one shape (x may be out)."""
-    _exp_flat(x.reshape(-1), out.reshape(-1))
+    _exp_flat(_flat(x), _flat(out))
 
 
 def tanh_into(x, out) -> None:
     """out = tanh(x) element-wise, for C-contiguous float32 arrays of one shape (x may be out)."""
-    _tanh_flat(x.reshape(-1), out.reshape(-1))
+    _tanh_flat(_flat(x), _flat(out))
+
+
+def exp_inplace(x: np.ndarray) -> None:
+    """x = exp(x) for a float32 array: the kernel where it is available and x is C-contiguous, else NumPy's."""
+    if available() and x.flags.c_contiguous:
+        _exp_flat(x.reshape(-1), x.reshape(-1))
+    else:
+        np.exp(x, out=x)
+
+
+def tanh_inplace(x: np.ndarray) -> None:
+    """x = tanh(x) for a float32 array: the kernel where it is available and x is C-contiguous, else NumPy's."""
+    if available() and x.flags.c_contiguous:
+        _tanh_flat(x.reshape(-1), x.reshape(-1))
+    else:
+        np.tanh(x, out=x)
+
+
+def _flat(array: np.ndarray) -> np.ndarray:
+    # reshape(-1) of a strided array is a copy: a result written into it would be lost without a word
+    if not array.flags.c_contiguous:
+        raise ValueError("host kernels take C-contiguous arrays (np.ascontiguousarray makes one)")
+    return array.reshape(-1)
 
 
 # Flat loops: one compiled specialisation serves arrays of every rank (Numba compiles one per rank and layout).

@@ -123,3 +123,33 @@ def test_warm_up_compiles_every_kernel_the_engine_calls():
     for kernel in (host_kernels._exp_flat, host_kernels._tanh_flat, host_kernels.exp_shifted,
                    host_kernels._softcapped_flat):
         assert kernel.signatures, kernel
+
+
+def test_the_kernels_refuse_a_strided_array_rather_than_write_into_a_lost_copy():
+    strided = np.zeros((4, 8), np.float32)[:, ::2]
+    with pytest.raises(ValueError, match="C-contiguous"):
+        host_kernels.exp_into(strided, strided)
+    with pytest.raises(ValueError, match="C-contiguous"):
+        host_kernels.tanh_into(np.zeros((4, 4), np.float32), strided)
+    assert not strided.any()
+
+
+@pytest.mark.parametrize("name", ["exp", "tanh"])
+def test_the_in_place_helpers_use_the_kernel_or_numpy_and_always_write_the_array(monkeypatch, name):
+    inplace, into, reference = {"exp": (host_kernels.exp_inplace, host_kernels.exp_into, np.exp),
+                                "tanh": (host_kernels.tanh_inplace, host_kernels.tanh_into, np.tanh)}[name]
+    x = _logits((3, 64), seed=5, scale=3.0)
+    contiguous = x.copy()
+    inplace(contiguous)
+    kernel = np.empty_like(x)
+    into(x, kernel)
+    np.testing.assert_array_equal(contiguous, kernel)              # the kernel's bits on a C-contiguous array
+    wide = np.zeros((3, 128), np.float32)
+    wide[:, ::2] = x
+    inplace(wide[:, ::2])                                          # a strided view: NumPy's, in that view
+    np.testing.assert_allclose(wide[:, ::2], reference(x), rtol=3e-7, atol=1e-7)
+    assert not wide[:, 1::2].any()
+    monkeypatch.setenv("DIFFUSION_CHAT_NO_NUMBA", "1")
+    plain = x.copy()
+    inplace(plain)
+    np.testing.assert_array_equal(plain, reference(x))            # without Numba: NumPy's own bits

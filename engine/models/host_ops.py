@@ -63,7 +63,7 @@ def geglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
     inner += np.float32(1.0)
     inner *= g
     inner *= _GELU_C
-    _tanh(inner)
+    host_kernels.tanh_inplace(inner)
     inner += np.float32(1.0)
     inner *= g
     inner *= np.float32(0.5)
@@ -86,7 +86,7 @@ def swiglu(gate: mx.array, up: mx.array) -> mx.array:
 def swiglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
     """silu(g) * up for float32 NumPy arrays, in a new array."""
     s = np.negative(g)
-    _exp(s)
+    host_kernels.exp_inplace(s)
     s += np.float32(1.0)
     np.divide(g, s, out=s)
     s *= up
@@ -128,7 +128,7 @@ def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float,
             else:
                 s += visible[b, first:last]
         s -= s.max(axis=-1, keepdims=True)
-        _exp(s)
+        host_kernels.exp_inplace(s)
         s /= s.sum(axis=-1, keepdims=True)
         out[b, first:last] = (s.reshape(-1, span) @ v[b, kv]).reshape(last - first, length, -1)
 
@@ -139,21 +139,6 @@ def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float,
     else:
         host_pool.run_parts(run, parts)
     return mx.array(out).astype(values.dtype)
-
-
-def _exp(x: np.ndarray) -> None:
-    """x = exp(x) in place: Numba's vectorised exp where it is installed (engine.host_kernels), else NumPy's."""
-    if host_kernels.available() and x.flags.c_contiguous:
-        host_kernels.exp_into(x, x)
-    else:
-        np.exp(x, out=x)
-
-
-def _tanh(x: np.ndarray) -> None:
-    if host_kernels.available() and x.flags.c_contiguous:
-        host_kernels.tanh_into(x, x)
-    else:
-        np.tanh(x, out=x)
 
 
 def attention_parts(batch: int, kv_heads: int, groups: int, wanted: int) -> list[tuple[int, int, int, int]]:
