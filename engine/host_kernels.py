@@ -59,6 +59,7 @@ _P = tuple(np.float32(c) for c in (1.9875691500e-4, 1.3981999507e-3, 8.333451907
 _T = tuple(np.float32(c) for c in (-5.70498872745e-3, 2.06390887954e-2, -5.37397155531e-2, 1.33314422036e-1,
                                    -3.33332819422e-1))
 _ONE, _TWO, _HALF, _SMALL = np.float32(1.0), np.float32(2.0), np.float32(0.5), np.float32(0.625)
+_GELU_C, _GELU_CUBIC = np.float32(math.sqrt(2.0 / math.pi)), np.float32(0.044715)
 
 
 @_jit
@@ -102,7 +103,7 @@ def tanh_into(x, out) -> None:
 def exp_inplace(x: np.ndarray) -> None:
     """x = exp(x) for a float32 array: the kernel where it is available and x is C-contiguous, else NumPy's."""
     if available() and x.flags.c_contiguous:
-        _exp_flat(x.reshape(-1), x.reshape(-1))
+        _exp_self(x.reshape(-1))
     else:
         np.exp(x, out=x)
 
@@ -110,9 +111,44 @@ def exp_inplace(x: np.ndarray) -> None:
 def tanh_inplace(x: np.ndarray) -> None:
     """x = tanh(x) for a float32 array: the kernel where it is available and x is C-contiguous, else NumPy's."""
     if available() and x.flags.c_contiguous:
-        _tanh_flat(x.reshape(-1), x.reshape(-1))
+        _tanh_self(x.reshape(-1))
     else:
         np.tanh(x, out=x)
+
+
+def geglu(g: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """gelu_tanh(g) * up for float32 arrays of one shape, in a new array: one kernel pass where it is available
+    and both are C-contiguous, else ten NumPy passes in the same order (so the same bits where tanh agrees)."""
+    out = np.empty(g.shape, np.float32)
+    if available() and g.flags.c_contiguous and up.flags.c_contiguous:
+        _geglu_flat(g.reshape(-1), up.reshape(-1), out.reshape(-1))
+        return out
+    np.multiply(g, g, out=out)
+    out *= _GELU_CUBIC
+    out += _ONE
+    out *= g
+    out *= _GELU_C
+    tanh_inplace(out)
+    out += _ONE
+    out *= g
+    out *= _HALF
+    out *= up
+    return out
+
+
+def swiglu(g: np.ndarray, up: np.ndarray) -> np.ndarray:
+    """silu(g) * up = g / (1 + exp(-g)) * up for float32 arrays of one shape, in a new array (kernel or NumPy,
+    as `geglu`)."""
+    out = np.empty(g.shape, np.float32)
+    if available() and g.flags.c_contiguous and up.flags.c_contiguous:
+        _swiglu_flat(g.reshape(-1), up.reshape(-1), out.reshape(-1))
+        return out
+    np.negative(g, out=out)
+    exp_inplace(out)
+    out += _ONE
+    np.divide(g, out, out=out)
+    out *= up
+    return out
 
 
 def _flat(array: np.ndarray) -> np.ndarray:
@@ -133,6 +169,44 @@ def _exp_flat(x, out):
 def _tanh_flat(x, out):
     for i in range(x.size):
         out[i] = tanh32(x[i])
+
+
+# In place: one array argument. Given the same array as x and out, LLVM's run-time overlap check sends the loop to
+# its scalar version (measured: exp 5.5 and tanh 13 ns per element in place, against 0.9 and 1.8 apart).
+@_kernel
+def _exp_self(x):
+    for i in range(x.size):
+        x[i] = exp32(x[i])
+
+
+@_kernel
+def _tanh_self(x):
+    for i in range(x.size):
+        x[i] = tanh32(x[i])
+
+
+# The gates in one pass, in the NumPy fallback's order of operations (~10 passes of ~0.3 ns per element each,
+# plus a Python call apiece: a [32, 256] expert block's GeGLU took ~100 us).
+@_kernel
+def _geglu_flat(g, up, out):
+    for i in range(g.size):
+        x = g[i]
+        inner = x * x
+        inner = inner * _GELU_CUBIC
+        inner = inner + _ONE
+        inner = inner * x
+        inner = inner * _GELU_C
+        t = tanh32(inner) + _ONE
+        t = t * x
+        t = t * _HALF
+        out[i] = t * up[i]
+
+
+@_kernel
+def _swiglu_flat(g, up, out):
+    for i in range(g.size):
+        x = g[i]
+        out[i] = x / (exp32(-x) + _ONE) * up[i]
 
 
 def softcapped(logits, inverse_cap, out_scale, out) -> None:
@@ -169,5 +243,9 @@ def warm_up() -> None:
     out = np.empty_like(rows)
     exp_into(rows, out)
     tanh_into(rows, out)
+    exp_inplace(out)
+    tanh_inplace(out)
+    geglu(rows, rows)
+    swiglu(rows, rows)
     exp_shifted(rows, np.zeros(2, np.float32), out)
     softcapped(rows, 1.0, 1.0, out)

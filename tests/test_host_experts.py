@@ -12,6 +12,7 @@ import mlx.nn as nn
 import numpy as np
 import pytest
 
+from engine import host_kernels
 from engine.models import host_experts, host_ops
 from engine.models.diffusion_gemma.config import TextConfig
 from engine.models.diffusion_gemma.modules import Experts
@@ -79,14 +80,14 @@ def test_many_threads_give_the_bits_one_thread_gives(monkeypatch):
 def test_quantized_experts_and_mlx_tracing_take_the_mlx_path(monkeypatch):
     experts = _dg_experts()
     x, indices, weights = _routing(64, 8, 2, experts.down_proj.weight.shape[1], seed=3)
-    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_ops.geglu_numpy)
+    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_kernels.geglu)
     assert host_experts.routed_experts(*args) is not None
     monkeypatch.setattr(host_ops, "enabled", False)
     assert host_experts.routed_experts(*args) is None
     monkeypatch.setattr(host_ops, "enabled", True)
     nn.quantize(experts, group_size=32, bits=8)
     assert host_experts.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj,
-                                       host_ops.geglu_numpy) is None
+                                       host_kernels.geglu) is None
     assert experts(x, indices, weights).shape == x.shape   # and the layer still runs, through gather_qmm
 
 
@@ -105,7 +106,7 @@ def test_bfloat16_expert_weights_run_on_the_host_too(monkeypatch):
     reference = experts(x, indices, weights)
     experts.gate_up_proj.weight = experts.gate_up_proj.weight.astype(mx.bfloat16)
     experts.down_proj.weight = experts.down_proj.weight.astype(mx.bfloat16)
-    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_ops.geglu_numpy)
+    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_kernels.geglu)
     host = host_experts.routed_experts(*args)
     assert host is not None and host.dtype == mx.float32
     np.testing.assert_allclose(np.array(host), np.array(reference), rtol=0.05, atol=0.02)   # bf16 weights

@@ -23,8 +23,6 @@ PARALLEL_MIN_SCORES = 1 << 16
 
 enabled = True  # set False where MLX must see the whole graph (mx.grad, mx.compile of a whole network)
 
-_GELU_C = np.float32(math.sqrt(2.0 / math.pi))
-
 
 def on_cpu() -> bool:
     return mx.default_device() == mx.cpu
@@ -53,22 +51,7 @@ def geglu(gate: mx.array, up: mx.array) -> mx.array:
     """gelu_tanh(gate) * up."""
     if not host_enabled():
         return _geglu_mlx(gate, up)
-    return mx.array(geglu_numpy(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
-
-
-def geglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """gelu_tanh(g) * up for float32 NumPy arrays, in a new array (the inputs are left as they are)."""
-    inner = g * g
-    inner *= np.float32(0.044715)
-    inner += np.float32(1.0)
-    inner *= g
-    inner *= _GELU_C
-    host_kernels.tanh_inplace(inner)
-    inner += np.float32(1.0)
-    inner *= g
-    inner *= np.float32(0.5)
-    inner *= up
-    return inner
+    return mx.array(host_kernels.geglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
 @mx.compile
@@ -80,17 +63,7 @@ def swiglu(gate: mx.array, up: mx.array) -> mx.array:
     """silu(gate) * up."""
     if not host_enabled():
         return _swiglu_mlx(gate, up)
-    return mx.array(swiglu_numpy(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
-
-
-def swiglu_numpy(g: np.ndarray, up: np.ndarray) -> np.ndarray:
-    """silu(g) * up for float32 NumPy arrays, in a new array."""
-    s = np.negative(g)
-    host_kernels.exp_inplace(s)
-    s += np.float32(1.0)
-    np.divide(g, s, out=s)
-    s *= up
-    return s
+    return mx.array(host_kernels.swiglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
 def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float, mask=None) -> mx.array:

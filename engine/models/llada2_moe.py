@@ -17,6 +17,7 @@ import mlx.nn as nn
 
 from ..errors import CheckpointError
 from . import chunking
+from .. import host_kernels
 from . import host_experts, host_ops
 from .cache import PrefixCache
 from .chunking import Cancelled
@@ -150,7 +151,7 @@ class SparseMoeBlock(nn.Module):
         indices, weights = self.gate(x)
         experts = self.switch_mlp
         routed = host_experts.routed_experts(x, indices, weights, (experts.gate_proj, experts.up_proj),
-                                             experts.down_proj, host_ops.swiglu_numpy)
+                                             experts.down_proj, host_kernels.swiglu)
         if routed is None:
             routed = (experts(x, indices) * weights[..., None]).sum(axis=-2)
         routed = routed.astype(x.dtype)

@@ -9,6 +9,7 @@ import mlx.nn as nn
 from ...errors import CheckpointError
 from ..cache import LayerKV
 from ..gemma4_vision import MultimodalEmbedder, VisionConfig, VisionTower
+from ... import host_kernels
 from .. import host_experts, host_ops
 from ..layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
 from .config import FULL, ModelConfig, TextConfig
@@ -129,7 +130,7 @@ class Experts(nn.Module):
     def __call__(self, x: mx.array, indices: mx.array, weights: mx.array) -> mx.array:
         """x [N, H], indices/weights [N, k] -> [N, H]."""
         on_host = host_experts.routed_experts(x, indices, weights, (self.gate_up_proj,), self.down_proj,
-                                              host_ops.geglu_numpy)
+                                              host_kernels.geglu)
         if on_host is not None:
             return on_host.astype(weights.dtype)
         x = mx.expand_dims(x, (-2, -3))
