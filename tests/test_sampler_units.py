@@ -162,3 +162,32 @@ def test_a_draw_at_the_very_top_of_the_mass_never_lands_on_an_id_without_mass():
     q[0, :2] = 0.5                                 # all the mass in the first block, none after
     q[1, fused.DRAW_BLOCK + 7] = 1.0
     assert fused._inverse_transform(q, np.array([1.0, 1.0], np.float32)).tolist() == [1, fused.DRAW_BLOCK + 7]
+
+
+@pytest.mark.parametrize("parallel", [False, True])
+def test_the_host_writes_the_softmax_into_an_mlx_array_it_may_reuse(monkeypatch, parallel):
+    # The host's softmax is handed to the next self-conditioning product as an MLX array it wrote in place (no
+    # copy), and a step may give back the previous step's array to be written again (no new allocation).
+    from engine.generation import fused
+
+    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", "host")
+    monkeypatch.setattr(fused, "PARALLEL_MIN_ELEMENTS", 1 if parallel else 1 << 62)
+    rng = np.random.default_rng(9)
+    first, second = (mx.array(rng.normal(size=(19, 3000)).astype(np.float32) * 3) for _ in range(2))
+    options = dict(softcap=30.0, temperature=0.9, probabilities=True)
+    earlier = analyse(first, **options)
+    assert isinstance(earlier.probabilities, mx.array)
+    expected = mx.softmax(mx.tanh(first / 30.0) * 30.0 / 0.9, axis=-1)
+    np.testing.assert_allclose(np.array(earlier.probabilities), np.array(expected), rtol=1e-5, atol=1e-8)
+    embedding = mx.array(rng.normal(size=(3000, 8)).astype(np.float32))
+    soft = earlier.probabilities @ embedding
+    mx.eval(soft)                                     # its last use, evaluated: now it may be written again
+    fresh = analyse(second, **options)
+    reused = analyse(second, probabilities_into=earlier.probabilities, **options)
+    assert reused.probabilities is earlier.probabilities
+    np.testing.assert_array_equal(np.array(reused.probabilities), np.array(fresh.probabilities))
+    np.testing.assert_allclose(np.array(reused.probabilities @ embedding), np.array(fresh.probabilities @ embedding),
+                               rtol=1e-6)
+    np.testing.assert_allclose(np.array(soft), np.array(expected @ embedding), rtol=1e-4, atol=1e-6)   # untouched
+    other_shape = analyse(first[:5], probabilities_into=earlier.probabilities, **options)
+    assert other_shape.probabilities is not earlier.probabilities and other_shape.probabilities.shape == (5, 3000)

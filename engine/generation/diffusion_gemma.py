@@ -255,7 +255,7 @@ class Denoiser:
         canvas = np.asarray(rng.tokens(length, block=block, step=-1), np.int32)
         if fixed is not None:
             canvas = np.where(fixed, fixed_ids, canvas)
-        self_conditioning = None
+        self_conditioning = reusable = None
         tracker = StabilityTracker(plan.stability_threshold)
         steps = plan.max_denoising_steps
         for k in range(steps):
@@ -270,7 +270,7 @@ class Denoiser:
             # A block's first step checks its logits for NaN/Inf in the same read (no extra host sync).
             analysis = analyse(logits, softcap=network.softcap, temperature=float(temperature), temp=plan.temp,
                                uniforms=uniforms, proposal=recorded, confidence_from=sampler.confidence_from,
-                               probabilities=True, check_finite=k == 0)
+                               probabilities=True, check_finite=k == 0, probabilities_into=reusable)
             if not analysis.finite:
                 raise NonFiniteOutput()
             if uniforms is not None:
@@ -289,6 +289,8 @@ class Denoiser:
                 # No renoise draw at a step that ends the block (it could not change the output).
                 canvas = result.canvas(np.asarray(rng.tokens(length, block=block, step=k), np.int32))
                 self_conditioning = network.self_conditioning_from_probabilities(analysis.probabilities)
+                # consumed by the next step's logits, evaluated before its analysis writes a new softmax there
+                reusable = analysis.probabilities
             yield Step(
                 block=block, step=k, max_steps=steps,
                 canvas=result.committed.astype(np.int32) if ends else canvas, candidates=argmax,
