@@ -51,6 +51,7 @@ def geglu(gate: mx.array, up: mx.array) -> mx.array:
     """gelu_tanh(gate) * up."""
     if not host_enabled():
         return _geglu_mlx(gate, up)
+    mx.eval(gate, up)  # one evaluation of both projections (the BLAS pool kept busy), then two plain copies
     return mx.array(host_kernels.geglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
@@ -63,6 +64,7 @@ def swiglu(gate: mx.array, up: mx.array) -> mx.array:
     """silu(gate) * up."""
     if not host_enabled():
         return _swiglu_mlx(gate, up)
+    mx.eval(gate, up)
     return mx.array(host_kernels.swiglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
