@@ -79,3 +79,43 @@ def test_attention_parts_cover_every_query_head_once():
         assert sorted(heads) == [(b, h) for b in range(batch) for h in range(kv_heads * groups)]
         assert all(kv * groups <= first < end <= (kv + 1) * groups for _, kv, first, end in parts)
         assert len(parts) >= min(wanted, batch * kv_heads * groups)
+
+
+def _reference_rope(x: np.ndarray, omega: np.ndarray, offset: int) -> np.ndarray:
+    """The reference's rotate-half RoPE: its float32 angles (position * omega in float32), the rest in float64."""
+    half = omega.shape[0]
+    angles = (np.arange(offset, offset + x.shape[-2], dtype=np.float32)[:, None] * omega[None]).astype(np.float64)
+    x = x.astype(np.float64)
+    x1, x2 = x[..., :half], x[..., half:2 * half]
+    rotated = np.concatenate([x1 * np.cos(angles) - x2 * np.sin(angles), x2 * np.cos(angles) + x1 * np.sin(angles)],
+                             axis=-1)
+    return np.concatenate([rotated, x[..., 2 * half:]], axis=-1)
+
+
+@pytest.mark.parametrize("offset", [0, 120, 3_000, 30_000])
+@pytest.mark.parametrize("kind", ["default", "proportional", "partial"])
+def test_host_rope_matches_the_references_angles_at_every_position(kind, offset):
+    # default: DiffusionGemma's sliding layers; proportional: its full layers (64 of 256 pairs turn, exponents
+    # over the whole head); partial: LLaDA-2's rotary_dim < head_dim (the channels past it pass through).
+    dims, omega = {"default": (64, host_ops.rope_inverse_frequencies(10_000.0, 64)),
+                   "proportional": (128, host_ops.rope_inverse_frequencies(1e6, 128, rotated_pairs=16)),
+                   "partial": (64, host_ops.rope_inverse_frequencies(600_000.0, 32))}[kind]
+    x = np.random.default_rng(offset).standard_normal((1, 3, 40, dims)).astype(np.float32)
+    ours = np.array(host_ops.rope(mx.array(x), omega, offset))
+    np.testing.assert_allclose(ours, _reference_rope(x, omega, offset), atol=1e-6, rtol=0)
+    if kind == "partial":
+        np.testing.assert_array_equal(ours[..., 32:], x[..., 32:])
+    if kind == "proportional":   # unturned pairs are the input, bit for bit
+        np.testing.assert_array_equal(ours[..., 16:64], x[..., 16:64])
+        np.testing.assert_array_equal(ours[..., 80:], x[..., 80:])
+
+
+def test_host_rope_agrees_with_mlx_where_mlxs_approximation_is_close():
+    x = mx.array(np.random.default_rng(1).standard_normal((1, 4, 64, 64)).astype(np.float32))
+    ours = host_ops.rope(x, host_ops.rope_inverse_frequencies(10_000.0, 64), 100)
+    theirs = mx.fast.rope(x, 64, traditional=False, base=10_000.0, scale=1.0, offset=100)
+    np.testing.assert_allclose(np.array(ours), np.array(theirs), atol=1e-4, rtol=0)
+
+
+def test_rope_is_left_to_mlx_off_the_host(mlx_only):
+    assert mlx_only(host_ops.rope, mx.zeros((1, 1, 2, 8)), host_ops.rope_inverse_frequencies(10_000.0, 8), 0) is None

@@ -34,6 +34,7 @@ class Attention(nn.Module):
         self.head_dim = config.head_dim
         self.rotary_dim = config.rotary_dim
         self.rope_theta = config.rope_theta
+        self._omega = host_ops.rope_inverse_frequencies(self.rope_theta, self.rotary_dim)
         self.scale = self.head_dim**-0.5
         self.query_key_value = nn.Linear(
             config.hidden_size, (self.num_heads + 2 * self.num_kv_heads) * self.head_dim, bias=config.use_qkv_bias
@@ -46,6 +47,9 @@ class Attention(nn.Module):
 
     def _rope(self, x: mx.array, offset: int) -> mx.array:
         # Rotate-half RoPE on the first rotary_dim channels of each head; the rest pass through.
+        on_host = host_ops.rope(x, self._omega, offset)
+        if on_host is not None:
+            return on_host
         return mx.fast.rope(x, self.rotary_dim, traditional=False, base=self.rope_theta, scale=1.0, offset=offset)
 
     def __call__(self, x: mx.array, layer_cache, mask, commit: bool) -> mx.array:
