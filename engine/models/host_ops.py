@@ -133,7 +133,7 @@ def rope(x: mx.array, omega: np.ndarray, offset: int) -> mx.array | None:
     must do it (not on the host).
 
     Why not mx.fast.rope on the CPU: it is slow there (~7 ns per element, a quarter of a sliding layer's
-    projections) and its sin / cos are approximations whose error grows with the position (measured against the
+    projections) and its result drifts from the reference's with the position (measured against rotations by the
     reference's float32 angles: 2e-5 at position 0, 4e-4 at 3,000, 3e-3 at 30,000); here NumPy's cos / sin of
     the same float32 angles as the reference (within 3e-7 at every position)."""
     if not host_enabled():
