@@ -86,6 +86,7 @@ def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float,
     batch, heads, length, dim = queries.shape
     kv_heads, span = keys.shape[1], keys.shape[2]
     groups = heads // kv_heads
+    mx.eval(queries, keys, values)   # one evaluation, not one per copy below (each wakes MLX's BLAS pool)
     q, k, v = numpy_of(queries), numpy_of(keys), numpy_of(values)
     if scale != 1.0:
         q = q * np.float32(scale)

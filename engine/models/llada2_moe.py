@@ -60,6 +60,8 @@ class Attention(nn.Module):
             queries, keys = self.query_layernorm(queries), self.key_layernorm(keys)
         queries, keys, values = (a.transpose(0, 2, 1, 3) for a in (queries, keys, values))
         offset = 0 if layer_cache is None else layer_cache.offset
+        if host_ops.host_enabled():
+            mx.eval(queries, keys, values)   # the host's RoPE copies them out: one evaluation for the three
         queries, keys = self._rope(queries, offset), self._rope(keys, offset)
         if layer_cache is not None:
             # Denoising steps read the prefix without storing the block: its tokens change every step.

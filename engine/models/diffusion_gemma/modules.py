@@ -85,13 +85,15 @@ class Attention(nn.Module):
         def heads(projected: mx.array, count: int) -> mx.array:
             return projected.reshape(batch, length, count, self.head_dim)
 
-        queries = self.rope(self.q_norm(heads(self.q_proj(x), self.num_heads)).transpose(0, 2, 1, 3), offset)
+        queries = self.q_norm(heads(self.q_proj(x), self.num_heads)).transpose(0, 2, 1, 3)
         raw_keys = heads(self.k_proj(x), self.num_kv_heads)
         raw_values = heads(self.v_proj(x), self.num_kv_heads) if "v_proj" in self else raw_keys
-        keys = self.rope(self.k_norm(raw_keys).transpose(0, 2, 1, 3), offset)
+        keys = self.k_norm(raw_keys).transpose(0, 2, 1, 3)
         # Values are RMS-normalised without a weight and never rotated.
         values = mx.fast.rms_norm(raw_values, None, self.eps).transpose(0, 2, 1, 3)
-        return queries, keys, values
+        if host_ops.host_enabled():
+            mx.eval(queries, keys, values)   # the host's RoPE copies them out: one evaluation for the three
+        return self.rope(queries, offset), self.rope(keys, offset), values
 
     def __call__(self, x: mx.array, kv: LayerKV, *, offset: int, key_start: int, mask, write: bool) -> mx.array:
         batch, length, _ = x.shape
