@@ -39,16 +39,16 @@ class Rotary(nn.Module):
         self.head_dim = head_dim
         self.base = float(params.get("rope_theta", 10000.0))
         kind = params.get("rope_type", "default")
-        self._freqs = None
-        self._omega = host_ops.rope_inverse_frequencies(self.base, head_dim)   # the host's (engine.models.host_ops)
+        self._freqs = rotated = None
         if kind == "proportional":
             rotated = int(float(params.get("partial_rotary_factor", 1.0)) * head_dim / 2)
             exponents = mx.arange(0, head_dim, 2, dtype=mx.float32) / head_dim
             # mx.fast.rope divides positions by these "wavelengths"; inf leaves a pair unrotated.
             self._freqs = mx.where(mx.arange(head_dim // 2) < rotated, self.base ** exponents, mx.inf)
-            self._omega = host_ops.rope_inverse_frequencies(self.base, head_dim, rotated_pairs=rotated)
         elif kind != "default" or float(params.get("partial_rotary_factor", 1.0)) != 1.0:
             raise CheckpointError(f"unsupported RoPE settings in config.json: {params}")
+        # the host's frequencies (engine.models.host_ops.rope): the same pairs turn
+        self._omega = host_ops.rope_inverse_frequencies(self.base, head_dim, rotated_pairs=rotated)
 
     def __call__(self, x: mx.array, offset: int) -> mx.array:
         on_host = host_ops.rope(x, self._omega, offset)
