@@ -25,6 +25,7 @@ from .. import wire
 from ..events import BlockCommitted, Finished, GenerationFailed, GenerationRequest, ModelInfo, Started
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
+from .admission import check_prompt
 from .bridge import SERVER_CONVERSATION, EngineBridge, FrameThrottle, Ticket
 from .chunks import DONE, FINISH_REASONS, Completion, sse
 from .errors import APIError, error_body
@@ -94,6 +95,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         parsed = parse_chat_request(body, info, options.limits)
         try:
             settings = with_defaults(options.defaults, parsed.settings)
+            await check_prompt(info, parsed.messages, parsed.think, settings)
             ticket = bridge.submit(GenerationRequest(parsed.messages, settings, think=parsed.think,
                                                      conversation=SERVER_CONVERSATION), on_done=parsed.close)
         except BaseException:
