@@ -2,8 +2,8 @@
 
 Sampler fields have the CLI's names (`engine.settings.SPECS`), except that OpenAI's `temperature` is the
 `temp` setting and `max_completion_tokens` is `max_tokens`; they are checked by the settings schema, and a
-refusal names the field as the request spelled it. Fields nobody here knows are ignored; OpenAI fields the
-engine cannot honour (tools, logprobs, penalties, stop strings, n > 1, ...) are refused, so a client never
+refusal names the field as the request spelled it; a setting the model's family does not read (`top_p` for
+DiffusionGemma) is refused naming it. Fields nobody here knows are ignored; OpenAI fields the engine cannot honour (tools, logprobs, penalties, stop strings, n > 1, ...) are refused, so a client never
 believes they took effect.
 """
 
@@ -75,7 +75,7 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise bad_request("stream_options must be an object", "stream_options")
-    settings = parse_settings(body, limits)
+    settings = parse_settings(body, limits, model)
     images = new_images()
     try:
         messages = tuple(_message(raw, index, model, limits, images) for index, raw in
@@ -88,12 +88,17 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
                        frames=_flag(body, "diffusion_frames"), images=images)
 
 
-def parse_settings(body: dict, limits: Limits) -> Settings:
+def parse_settings(body: dict, limits: Limits, model: ModelInfo) -> Settings:
     values: dict[str, Any] = {}
     for key, value in body.items():
         name = ALIASES.get(key, key)
         if name not in SPECS or value is None:
             continue
+        if model.family not in SPECS[name].families:
+            # The family's sampler never reads it (DiffusionGemma's has no top-k / top-p): accepting it would let
+            # a client believe it took effect.
+            raise bad_request(f"{key} is not supported by {model.label} models (their sampler does not use it)",
+                              key, "unsupported_parameter")
         if name in values and values[name] != value:
             raise bad_request(f"{key} and {request_name(name)} disagree; give one of them", key)
         try:
