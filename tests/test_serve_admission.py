@@ -54,3 +54,10 @@ def test_max_tokens_past_the_room_left_is_context_length_exceeded_naming_max_tok
         client(server).chat.completions.create(model="dg_text", messages=[{"role": "user", "content": "hi"}],
                                                max_tokens=context, extra_body={"max_denoising_steps": 2})
     assert raised.value.body["code"] == "context_length_exceeded" and raised.value.body["param"] == "max_tokens"
+
+
+def test_stream_options_without_stream_is_400(server):
+    with pytest.raises(openai.BadRequestError) as raised:
+        client(server).chat.completions.create(model="dg_text", messages=[{"role": "user", "content": "hi"}],
+                                               stream_options={"include_usage": True}, extra_body=QUICK)
+    assert raised.value.body["param"] == "stream_options" and "stream is true" in raised.value.body["message"]

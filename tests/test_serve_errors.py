@@ -4,6 +4,9 @@ hung or dead engine thread)."""
 from __future__ import annotations
 
 import json
+import logging
+import socket
+import time
 
 import httpx
 import pytest
@@ -142,3 +145,35 @@ def test_an_engine_failure_mid_stream_is_one_error_chunk_then_done_and_the_threa
     assert json.loads(lines[1][len("data: "):])["choices"][0]["delta"]["content"] == "first block "
     assert refusal(failed, 500)["message"] == "RuntimeError: the scripted engine broke"
     assert again.json()["choices"][0]["message"]["content"] == "first block never"
+
+
+class Lines(logging.Handler):
+    def __init__(self):
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def test_a_body_cut_off_mid_upload_is_one_log_line_without_a_traceback(server):
+    lines = Lines()
+    loggers = [logging.getLogger(name) for name in ("uvicorn.error", "diffusion_chat.serve")]
+    for logger in loggers:
+        logger.addHandler(lines)
+    try:
+        host, port = server.url.removeprefix("http://").split(":")
+        with socket.create_connection((host, int(port))) as sock:
+            sock.sendall(b"POST /v1/chat/completions HTTP/1.1\r\nHost: x\r\nAuthorization: Bearer " + KEY.encode() +
+                         b"\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n" + b'{"messages": ' * 20)
+            time.sleep(0.3)
+        deadline = time.monotonic() + 5
+        while not lines.records and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.3)  # anything else it would log (a traceback) comes now
+    finally:
+        for logger in loggers:
+            logger.removeHandler(lines)
+    assert len(lines.records) == 1 and lines.records[0].exc_info is None, [r.getMessage() for r in lines.records]
+    assert "the client went away while sending its body (260 bytes received)" in lines.records[0].getMessage()
+    assert post(server).status_code == 200  # and the server carries on

@@ -170,5 +170,6 @@ def test_requests_queue_one_at_a_time_and_a_full_queue_is_503():
         script.release.set()
         first.join(20), second.join(20)
     assert busy.status_code == 503 and busy.json()["error"]["code"] == "server_busy"
+    assert busy.headers["retry-after"] == "2"  # clients (the openai one too) wait that long before retrying
     assert results["first"].headers["x-queue-position"] == "0" and results["second"].headers["x-queue-position"] == "1"
     assert json.loads(results["second"].content)["choices"][0]["message"]["content"] == "held"

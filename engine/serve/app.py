@@ -12,12 +12,13 @@ import asyncio
 import dataclasses
 import hmac
 import json
+import logging
 from dataclasses import dataclass
 
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
-from starlette.requests import Request
+from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
@@ -30,6 +31,8 @@ from .bridge import SERVER_CONVERSATION, EngineBridge, FrameThrottle, Ticket
 from .chunks import DONE, FINISH_REASONS, Completion, sse
 from .errors import APIError, error_body
 from .requests import ChatRequest, Limits, parse_chat_request, request_name
+
+log = logging.getLogger("diffusion_chat.serve")
 
 
 @dataclass(frozen=True)
@@ -133,10 +136,16 @@ async def read_json(request: Request, limit: int):
     if declared.isdigit() and int(declared) > limit:
         raise too_large(int(declared), limit)
     body = bytearray()
-    async for piece in request.stream():
-        body += piece
-        if len(body) > limit:
-            raise too_large(len(body), limit)
+    try:
+        async for piece in request.stream():
+            body += piece
+            if len(body) > limit:
+                raise too_large(len(body), limit)
+    except ClientDisconnect:
+        # Nobody is left to answer: one line in the log, not a traceback.
+        log.warning("%s %s: the client went away while sending its body (%d bytes received)", request.method,
+                    request.url.path, len(body))
+        raise APIError(499, "the client went away", "client_closed") from None
     try:
         return json.loads(body)
     except (ValueError, UnicodeDecodeError) as exc:
@@ -219,7 +228,7 @@ async def wait_disconnected(request: Request) -> None:
 
 
 async def api_error(request: Request, exc: APIError) -> JSONResponse:
-    return JSONResponse(exc.body(), status_code=exc.status)
+    return JSONResponse(exc.body(), status_code=exc.status, headers=exc.headers)
 
 
 async def http_error(request: Request, exc: HTTPException) -> JSONResponse:

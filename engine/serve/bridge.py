@@ -34,6 +34,8 @@ from .errors import APIError
 # One prefix cache for the server: a chat client re-sends the whole conversation every turn, and the cache
 # keeps its longest common prefix with the last prompt (any prompt is safe: the rest is encoded anew).
 SERVER_CONVERSATION: Hashable = "diffusion-chat-serve"
+# What a 503 asks a client to wait (seconds): about one short answer's time on a laptop.
+RETRY_AFTER_S = 2
 
 
 class LoadError(Exception):
@@ -113,7 +115,7 @@ class EngineBridge:
         with self._lock:
             if len(self._tickets) >= self.max_queue:
                 raise APIError(503, f"the server is busy: {len(self._tickets)} requests are queued; try later",
-                               "server_busy")
+                               "server_busy", headers={"Retry-After": str(RETRY_AFTER_S)})
             ahead = len(self._tickets)
             job = self.worker.generate(request)
             ticket = self._tickets[job] = Ticket(job, ahead, self, on_done, loop=asyncio.get_running_loop())

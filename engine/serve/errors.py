@@ -20,9 +20,11 @@ ERROR_TYPES = {
 class APIError(Exception):
     """A request the server refuses (or could not serve), as one line for the person who sent it."""
 
-    def __init__(self, status: int, message: str, code: str | None = None, param: str | None = None):
+    def __init__(self, status: int, message: str, code: str | None = None, param: str | None = None,
+                 headers: dict[str, str] | None = None):
         super().__init__(message)
         self.status, self.message, self.code, self.param = status, message, code, param
+        self.headers = headers or {}
 
     def body(self) -> dict[str, Any]:
         return error_body(self.message, ERROR_TYPES.get(self.status, "server_error"), self.code, self.param)

@@ -75,6 +75,8 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
     options = body.get("stream_options") or {}
     if not isinstance(options, dict):
         raise bad_request("stream_options must be an object", "stream_options")
+    if options and not stream:
+        raise bad_request("stream_options is only allowed when stream is true", "stream_options")
     settings = parse_settings(body, limits, model)
     images = new_images()
     try:
