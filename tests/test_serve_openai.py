@@ -78,7 +78,7 @@ def test_a_stream_sends_whole_blocks_then_finish_usage_and_done(dg_server, local
 def test_frames_are_empty_chunks_a_plain_client_ignores(dg_server, local_model):
     chunks = list(client(dg_server).chat.completions.create(
         model="dg_text", messages=HI, stream=True, max_tokens=40,
-        extra_body={"max_denoising_steps": 24, "diffusion_frames": True}))
+        extra_body={"max_denoising_steps": 24, "diffusion_frames": True, "seed": 0}))
     frames = [c.model_extra["diffusion_frame"] for c in chunks if "diffusion_frame" in (c.model_extra or {})]
     assert frames and all(not c.choices[0].delta.content for c in chunks if "diffusion_frame" in c.model_extra)
     assert "".join(c.choices[0].delta.content or "" for c in chunks) == \
@@ -113,7 +113,7 @@ def test_an_image_as_a_data_url_gives_the_local_answer():
     content = [{"type": "image_url", "image_url": {"url": data_url(image)}}, {"type": "text", "text": "What is it?"}]
     with serving("dg_vision") as server:
         reply = client(server).chat.completions.create(model="dg_vision", messages=[{"role": "user", "content": content}],
-                                                       max_tokens=40, extra_body={"max_denoising_steps": 4})
+                                                       max_tokens=40, seed=0, extra_body={"max_denoising_steps": 4})
     model = engine.load(CHECKPOINTS / "dg_vision")
     question = [{"role": "user", "content": "What is it?"}]
     local = local_answer(model, question, images=[str(image)], max_tokens=40, max_denoising_steps=4)

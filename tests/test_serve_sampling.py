@@ -56,3 +56,20 @@ def test_top_k_and_top_p_take_effect_on_llada2(llada_server):
     assert only_the_best != sampled
     # A tiny top-p mass keeps only the most likely token too: the same answer as top-k 1.
     assert answer(llada_server, temperature=1.0, seed=1, top_p=0.001) == only_the_best
+
+
+def test_without_a_seed_each_request_draws_one_reports_it_and_regenerating_differs(dg_server):
+    api = client(dg_server)
+    replies = [api.chat.completions.create(model="dg_text", messages=HI, temperature=1.0, extra_body=QUICK)
+               for _ in range(2)]
+    seeds = [reply.model_extra["seed"] for reply in replies]
+    assert seeds[0] != seeds[1] and all(isinstance(seed, int) and seed >= 0 for seed in seeds)
+    assert replies[0].choices[0].message.content != replies[1].choices[0].message.content
+    # The reported seed reproduces its answer, streamed or not.
+    again = api.chat.completions.create(model="dg_text", messages=HI, temperature=1.0, seed=seeds[1],
+                                        extra_body=QUICK)
+    assert again.choices[0].message.content == replies[1].choices[0].message.content
+    assert again.model_extra["seed"] == seeds[1]
+    chunks = list(api.chat.completions.create(model="dg_text", messages=HI, temperature=1.0, stream=True,
+                                              extra_body=QUICK))
+    assert len({chunk.model_extra["seed"] for chunk in chunks}) == 1

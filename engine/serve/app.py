@@ -13,6 +13,7 @@ import dataclasses
 import hmac
 import json
 import logging
+import secrets
 from dataclasses import dataclass
 
 import anyio
@@ -97,7 +98,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         body = await read_json(request, options.max_body_bytes)
         parsed = parse_chat_request(body, info, options.limits)
         try:
-            settings = with_defaults(options.defaults, parsed.settings)
+            settings = with_seed(with_defaults(options.defaults, parsed.settings))
             await check_prompt(info, parsed.messages, parsed.think, settings)
             ticket = bridge.submit(GenerationRequest(parsed.messages, settings, think=parsed.think,
                                                      conversation=SERVER_CONVERSATION), on_done=parsed.close)
@@ -105,7 +106,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
             parsed.close()
             raise
         headers = {"X-Queue-Position": str(ticket.ahead)}
-        completion = Completion(info.name)
+        completion = Completion(info.name, settings.seed)
         if parsed.stream:
             return EventStream(stream(bridge, ticket, parsed, completion, options.frame_rate, info),
                                media_type="text/event-stream",
@@ -129,6 +130,12 @@ def with_defaults(defaults: Settings, requested: Settings) -> Settings:
     except SettingsError as exc:
         raise APIError(400, exc.render(request_name) + " (with the server's defaults)", "invalid_value",
                        request_name(exc.settings[0]) if exc.settings else None) from None
+
+
+def with_seed(settings: Settings) -> Settings:
+    """A request without a seed (nor a server default) gets a fresh one, so regenerating gives a new answer, as
+    OpenAI's and vLLM's servers do; the completion reports it (`seed`), so an answer can be reproduced."""
+    return settings if settings.seed is not None else settings.replace(seed=secrets.randbelow(2**31))
 
 
 async def read_json(request: Request, limit: int):

@@ -31,15 +31,17 @@ def usage(stats: Stats) -> dict:
 class Completion:
     """The objects of one completion: same id, creation time and model name on every chunk."""
 
-    def __init__(self, model: str):
+    def __init__(self, model: str, seed: int | None = None):
         self.id = "chatcmpl-" + secrets.token_hex(12)
         self.created = int(time.time())
         self.model = model
+        # The seed the answer ran with (an extension field, on every object: pass it back to reproduce it).
+        self.extra = {} if seed is None else {"seed": seed}
 
     def chunk(self, delta: dict, finish_reason: str | None = None, **extensions: Any) -> dict:
         return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
                 "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}],
-                **extensions}
+                **self.extra, **extensions}
 
     def text(self, content: str, reasoning: str, **extensions: Any) -> dict:
         """A chunk of committed text: reasoning (if any) and answer text (if any) in one delta."""
@@ -52,7 +54,7 @@ class Completion:
 
     def usage_chunk(self, stats: Stats) -> dict:
         return {"id": self.id, "object": "chat.completion.chunk", "created": self.created, "model": self.model,
-                "choices": [], "usage": usage(stats)}
+                "choices": [], "usage": usage(stats), **self.extra}
 
     def whole(self, content: str, reasoning: str, finish_reason: str, stats: Stats, **extensions: Any) -> dict:
         message: dict[str, Any] = {"role": "assistant", "content": content}
@@ -61,4 +63,4 @@ class Completion:
         return {"id": self.id, "object": "chat.completion", "created": self.created, "model": self.model,
                 "choices": [{"index": 0, "message": message, "logprobs": None,
                              "finish_reason": FINISH_REASONS[finish_reason]}],
-                "usage": usage(stats), **extensions}
+                "usage": usage(stats), **self.extra, **extensions}
