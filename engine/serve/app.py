@@ -8,7 +8,6 @@ Every refusal is OpenAI's error object (engine.serve.errors). Requests are queue
 
 from __future__ import annotations
 
-import asyncio
 import dataclasses
 import hmac
 import json
@@ -24,14 +23,15 @@ from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from .. import wire
-from ..events import BlockCommitted, Finished, GenerationFailed, GenerationRequest, ModelInfo, Started
+from ..events import GenerationRequest, ModelInfo
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
 from .admission import check_prompt
-from .bridge import SERVER_CONVERSATION, EngineBridge, FrameThrottle, Ticket
-from .chunks import DONE, FINISH_REASONS, Completion, sse
-from .errors import APIError, error_body
-from .requests import ChatRequest, Limits, parse_chat_request, request_name
+from .bridge import SERVER_CONVERSATION, EngineBridge
+from .chat import stream, whole
+from .chunks import Completion
+from .errors import APIError
+from .requests import Limits, parse_chat_request, request_name
 
 log = logging.getLogger("diffusion_chat.serve")
 
@@ -162,76 +162,6 @@ async def read_json(request: Request, limit: int):
 def too_large(size: int, limit: int) -> APIError:
     return APIError(413, f"the request body ({size / 2**20:.1f} MiB) is over this server's limit of "
                          f"{limit / 2**20:.1f} MiB", "request_too_large")
-
-
-async def stream(bridge: EngineBridge, ticket: Ticket, parsed: ChatRequest, completion: Completion,
-                 frame_rate: float, info: ModelInfo):
-    """The chunks of one streamed answer: role, committed text (and frames, if asked), finish, usage, [DONE]."""
-    throttle = FrameThrottle(frame_rate)
-    committed = -1
-    try:
-        yield sse(completion.chunk({"role": "assistant", "content": ""}))
-        while True:
-            frame, events = await ticket.next(throttle.interval if parsed.frames else None)
-            for event in events:
-                if isinstance(event, GenerationFailed):
-                    yield sse(error_body(event.message, "server_error", "generation_failed"))
-                    yield DONE
-                    return
-                update = event.event
-                if isinstance(update, BlockCommitted):
-                    committed = update.block
-                    if update.content_delta or update.reasoning_delta or parsed.frames:
-                        extension = {wire.BLOCK_KEY: wire.encode_block(update)} if parsed.frames else {}
-                        yield sse(completion.text(update.content_delta, update.reasoning_delta, **extension))
-                elif isinstance(update, Started):
-                    if parsed.frames:
-                        yield sse(completion.chunk({}, **{wire.STARTED_KEY: wire.encode_started(update)}))
-                elif isinstance(update, Finished):
-                    for chunk in closing_chunks(update, parsed, completion):
-                        yield chunk
-                    return
-            if parsed.frames and throttle.due(frame, committed):
-                yield sse(completion.chunk({}, **{wire.FRAME_KEY: wire.encode_frame(frame.step, info.token_text)}))
-    finally:
-        # Also when the client went away (this generator is cancelled): the engine stops within one step.
-        bridge.cancel(ticket)
-
-
-def closing_chunks(finished: Finished, parsed: ChatRequest, completion: Completion):
-    if finished.content_tail or finished.reasoning_tail:
-        yield sse(completion.text(finished.content_tail, finished.reasoning_tail))
-    extension = {wire.STATS_KEY: wire.encode_stats(finished.stats, finished.finish_reason)} if parsed.frames else {}
-    yield sse(completion.chunk({}, FINISH_REASONS[finished.finish_reason], **extension))
-    if parsed.include_usage:
-        yield sse(completion.usage_chunk(finished.stats))
-    yield DONE
-
-
-async def whole(request: Request, bridge: EngineBridge, ticket: Ticket, parsed: ChatRequest,
-                completion: Completion) -> dict:
-    """The non-stream answer; a client that disconnects while waiting cancels it."""
-    gone = asyncio.ensure_future(wait_disconnected(request))
-    try:
-        while True:
-            if gone.done():
-                raise APIError(499, "the client went away", "client_closed")
-            _, events = await ticket.next(0.25)
-            for event in events:
-                if isinstance(event, GenerationFailed):
-                    raise APIError(500, event.message, "generation_failed")
-                if isinstance(event.event, Finished):
-                    finished = event.event
-                    return completion.whole(finished.content, finished.reasoning, finished.finish_reason,
-                                            finished.stats)
-    finally:
-        gone.cancel()
-        bridge.cancel(ticket)
-
-
-async def wait_disconnected(request: Request) -> None:
-    while (await request.receive())["type"] != "http.disconnect":
-        pass
 
 
 async def api_error(request: Request, exc: APIError) -> JSONResponse:

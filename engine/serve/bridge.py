@@ -87,6 +87,7 @@ class EngineBridge:
         self._tickets: dict[int, Ticket] = {}
         self._loaded = threading.Event()
         self._load_result: ModelLoaded | LoadFailed | None = None
+        self.stopping = False               # set by `stop_all` (the server is shutting down)
         self.worker = make_worker(self._notify)
 
     def start(self) -> EngineBridge:

@@ -3,8 +3,9 @@
 Sampler fields have the CLI's names (`engine.settings.SPECS`), except that OpenAI's `temperature` is the
 `temp` setting and `max_completion_tokens` is `max_tokens`; they are checked by the settings schema, and a
 refusal names the field as the request spelled it; a setting the model's family does not read (`top_p` for
-DiffusionGemma) is refused naming it. Fields nobody here knows are ignored; OpenAI fields the engine cannot honour (tools, logprobs, penalties, stop strings, n > 1, ...) are refused, so a client never
-believes they took effect.
+DiffusionGemma) is refused naming it. `stop` strings are applied at block commits (engine.serve.stops). Fields
+nobody here knows are ignored; OpenAI fields the engine cannot honour (tools, logprobs, penalties, n > 1, ...)
+are refused, so a client never believes they took effect.
 """
 
 from __future__ import annotations
@@ -25,9 +26,10 @@ UNSUPPORTED = {
     "tools": lambda v: not v, "functions": lambda v: not v, "logit_bias": lambda v: not v,
     "tool_choice": lambda v: v in (None, "none", "auto"), "logprobs": lambda v: not v,
     "top_logprobs": lambda v: not v, "frequency_penalty": lambda v: not v, "presence_penalty": lambda v: not v,
-    "stop": lambda v: not v, "n": lambda v: v in (None, 1),
+    "n": lambda v: v in (None, 1),
     "response_format": lambda v: v is None or (isinstance(v, dict) and v.get("type") == "text"),
 }
+MAX_STOPS = 4   # as OpenAI
 ROLES = ("system", "developer", "user", "assistant")
 AUDIO_VIDEO_PARTS = ("input_audio", "audio_url", "video_url", "video", "audio", "file", "input_file")
 
@@ -47,6 +49,7 @@ class ChatRequest:
     stream: bool = False
     include_usage: bool = False
     frames: bool = False
+    stops: tuple[str, ...] = ()       # `stop` strings: the answer ends before the first one
     images: ImageFolder | None = field(default=None, repr=False)   # decoded images, removed by `close()`
 
     def close(self) -> None:
@@ -87,7 +90,19 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
         raise
     return ChatRequest(messages, settings, think=_thinking(body), stream=stream,
                        include_usage=stream and _flag(options, "include_usage", "stream_options.include_usage"),
-                       frames=_flag(body, "diffusion_frames"), images=images)
+                       frames=_flag(body, "diffusion_frames"), stops=parse_stops(body.get("stop")), images=images)
+
+
+def parse_stops(value: Any) -> tuple[str, ...]:
+    """OpenAI's `stop`: one string or a list of at most 4, none empty."""
+    if value is None:
+        return ()
+    stops = [value] if isinstance(value, str) else value
+    if not isinstance(stops, list) or not all(isinstance(stop, str) and stop for stop in stops):
+        raise bad_request("stop must be a non-empty string or a list of them", "stop")
+    if len(stops) > MAX_STOPS:
+        raise bad_request(f"stop takes at most {MAX_STOPS} strings, got {len(stops)}", "stop")
+    return tuple(stops)
 
 
 def parse_settings(body: dict, limits: Limits, model: ModelInfo) -> Settings:
