@@ -114,6 +114,8 @@ class EngineBridge:
         """Queue a generation (503 when the queue is full). `on_done` runs once the job has ended on the
         engine thread (its images can go then)."""
         with self._lock:
+            if self.stopping:
+                raise APIError(503, "the server is shutting down", "server_shutting_down")
             if len(self._tickets) >= self.max_queue:
                 raise APIError(503, f"the server is busy: {len(self._tickets)} requests are queued; try later",
                                "server_busy", headers={"Retry-After": str(RETRY_AFTER_S)})
@@ -125,6 +127,17 @@ class EngineBridge:
     def cancel(self, ticket: Ticket) -> None:
         """Stop the job within one denoising step; its last events are still delivered (and dropped)."""
         self.worker.cancel(ticket.job)
+
+    def stop_all(self) -> int:
+        """The server is shutting down: refuse new requests and cancel every queued or running job (each
+        stops within one denoising step and ends with a cancelled `Finished`, which its stream closes with a
+        finish chunk and `[DONE]`). Returns how many were cancelled. Event-loop thread."""
+        self.stopping = True
+        with self._lock:
+            jobs = list(self._tickets)
+        for job in jobs:
+            self.worker.cancel(job)
+        return len(jobs)
 
     def close(self) -> None:
         self.worker.close(timeout=5.0)

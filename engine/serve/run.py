@@ -1,10 +1,12 @@
 """`diffusion-chat serve`: load the model on the engine thread, bind the socket, and serve the ASGI app with
-uvicorn until Ctrl-C. Binds to loopback unless told otherwise. `BackgroundServer` runs the same on a thread
+uvicorn until Ctrl-C (which closes every running stream properly, then exits 0; a second one exits at once). Binds to loopback unless told otherwise. `BackgroundServer` runs the same on a thread
 of the calling process (the tests and the benchmark)."""
 
 from __future__ import annotations
 
+import asyncio
 import ipaddress
+import os
 import socket
 import sys
 import threading
@@ -47,10 +49,39 @@ def bind(host: str, port: int) -> socket.socket:
     return sock
 
 
-def _uvicorn_server(app):
+# How long a shutdown waits for streams to send their last chunks (they end within one denoising step of being
+# cancelled); past it uvicorn cuts them. With the engine thread's join this keeps ctrl-c under 5 s.
+GRACEFUL_S = 3.0
+
+
+def _uvicorn_server(app, bridge: EngineBridge, say: Callable[[str], None] = lambda line: None):
     import uvicorn
 
-    return uvicorn.Server(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=2, lifespan="off"))
+    class GracefulServer(uvicorn.Server):
+        """uvicorn, whose first ctrl-c (or SIGTERM) cancels every job so each stream closes properly (finish
+        chunk, `[DONE]`) while no new connection is accepted, and exits 0; a second ctrl-c exits at once."""
+
+        async def serve(self, sockets=None) -> None:
+            self.loop = asyncio.get_running_loop()
+            await super().serve(sockets)
+
+        def handle_exit(self, sig, frame) -> None:
+            if self.should_exit:
+                os.write(2, b"diffusion-chat serve: stopped at once\n")
+                os._exit(130)
+            self.should_exit = True
+            # A signal handler must not take the bridge's or the worker's locks (the interrupted code may hold
+            # them): the cancelling runs on the event loop. The signal is not re-raised afterwards (uvicorn's
+            # default), so a stop asked for is a clean exit.
+            self.loop.call_soon_threadsafe(self.stop_jobs)
+
+        def stop_jobs(self) -> None:
+            running = bridge.stop_all()
+            say(f"stopping: closing {running} running or queued answer(s) (ctrl-c again to quit at once)"
+                if running else "stopping")
+
+    return GracefulServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S,
+                                         lifespan="off"))
 
 
 def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue: int = 16,
@@ -64,7 +95,7 @@ def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue
         if not is_loopback(host) and options.api_key is None:
             say(f"warning: listening on {host} without --api-key: anyone who can reach it can use the model")
         say(f"serving {info.name} ({info.label}) on http://{host}:{sock.getsockname()[1]}/v1 (Ctrl-C stops)")
-        _uvicorn_server(create_app(bridge, options)).run(sockets=[sock])
+        _uvicorn_server(create_app(bridge, options), bridge, say).run(sockets=[sock])
     finally:
         sock.close()
         bridge.close()
@@ -77,7 +108,7 @@ class BackgroundServer:
         self.bridge = bridge
         self._sock = bind("127.0.0.1", 0)
         self.url = f"http://127.0.0.1:{self._sock.getsockname()[1]}"
-        self._server = _uvicorn_server(create_app(bridge, options))
+        self._server = _uvicorn_server(create_app(bridge, options), bridge)
         self._thread = threading.Thread(target=self._server.run, kwargs={"sockets": [self._sock]},
                                         name="diffusion-chat-serve", daemon=True)
 
