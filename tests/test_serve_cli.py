@@ -87,3 +87,27 @@ def test_a_taken_port_is_one_line(capsys):
 def test_the_app_takes_a_server_and_its_key():
     args = app_parser().parse_args(["--server", "http://gpu-box:8000", "--api-key", "k", "--model", "m"])
     assert (args.server, args.api_key, args.model) == ("http://gpu-box:8000", "k", "m")
+
+
+def test_serve_help_says_left_out_flags_take_the_checkpoint_defaults_not_saved_settings(capsys):
+    with pytest.raises(SystemExit):
+        main(["serve", "--help"])
+    text = " ".join(capsys.readouterr().out.split())
+    assert "the saved setting" not in text
+    assert "left out = the checkpoint's generation_config (serve does not read the app's config.toml)" in text
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    assert "left out = the saved setting" in " ".join(capsys.readouterr().out.split())  # the app does read them
+
+
+def test_serve_does_not_read_the_apps_saved_settings(tmp_path, monkeypatch):
+    """What the help says is what happens: a config.toml with sampler settings changes nothing served."""
+    from tui.cli import run_serve
+    import engine.serve.run as run
+
+    (tmp_path / "config.toml").write_text("[samplers.diffusion_gemma]\ntemp = 0.25\nmax_denoising_steps = 3\n")
+    monkeypatch.setenv("DIFFUSION_CHAT_CONFIG_DIR", str(tmp_path))
+    seen = {}
+    monkeypatch.setattr(run, "serve", lambda model, host, port, options, max_queue: seen.update(options=options))
+    assert run_serve(["--model", DG, "--seed", "3"]) == 0
+    assert seen["options"].defaults.to_dict() == {"seed": 3}

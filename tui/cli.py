@@ -41,7 +41,8 @@ queued and answered one at a time (the X-Queue-Position header says how many wer
 Streams send text only when a block is committed. A client that disconnects cancels its answer within
 one denoising step. Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the
 DIFFUSION_CHAT_API_KEY variable) before listening on other addresses. The sampler flags below set
-the server's defaults; each request may override them."""
+the server's defaults (a flag left out: the checkpoint's default; the app's saved settings are not
+read); each request may override them."""
 
 from .cli_common import (  # noqa: F401  (settings_from_args: used by tests and callers of the CLI)
     Parser,
@@ -85,7 +86,10 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
     parser.add_argument("--max-queue", type=int, default=16, metavar="N",
                         help="requests waiting or running at most (default 16; more: HTTP 503)")
-    add_sampler_flags(parser)
+    # A server is configured by its command line only: the chat app's saved settings (config.toml) belong to
+    # whoever runs the app, not to the clients of a server.
+    add_sampler_flags(parser, left_out="left out = the checkpoint's generation_config (serve does not read the "
+                                       "app's config.toml); each request may override them")
     return parser
 
 

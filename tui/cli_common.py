@@ -21,14 +21,17 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--think", action="store_true", help="let the model think first (reasoning channel)")
 
 
-def add_sampler_flags(parser: argparse.ArgumentParser) -> None:
+SAVED_OR_CHECKPOINT = "left out = the saved setting, else the checkpoint's generation_config"
+
+
+def add_sampler_flags(parser: argparse.ArgumentParser, left_out: str = SAVED_OR_CHECKPOINT) -> None:
     """One flag per `engine.Settings` field, from its schema. A flag left out is absent from the result (not
-    "equal to the default"), so it never overrides a saved setting; booleans also get a `--no-` form."""
+    "equal to the default"), so it never overrides a saved setting; booleans also get a `--no-` form.
+    `left_out` says what a flag left out means for this command."""
     from engine.settings import SPECS, flag
 
     groups = {
-        "both": parser.add_argument_group("generation (both families)",
-                                          "left out = the saved setting, else the checkpoint's generation_config"),
+        "both": parser.add_argument_group("generation (both families)", left_out),
         "diffusion_gemma": parser.add_argument_group("DiffusionGemma"),
         "llada2_moe": parser.add_argument_group("LLaDA-2"),
     }
