@@ -86,6 +86,9 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
     parser.add_argument("--max-queue", type=int, default=16, metavar="N",
                         help="requests waiting or running at most (default 16; more: HTTP 503)")
+    parser.add_argument("--cors", nargs="+", default=[], metavar="ORIGIN",
+                        help="let browser pages from these origins call the API (e.g. http://localhost:3000; "
+                             "* = any); default: no CORS headers")
     # A server is configured by its command line only: the chat app's saved settings (config.toml) belong to
     # whoever runs the app, not to the clients of a server.
     add_sampler_flags(parser, left_out="left out = the checkpoint's generation_config (serve does not read the "
@@ -115,7 +118,8 @@ def run_serve(argv: Sequence[str]) -> int:
     limits = Limits(max_tokens=args.max_tokens_limit, max_image_bytes=int(args.max_image_mb * 2**20),
                     allow_local_files=args.allow_local_files)
     options = ServeOptions(api_key=args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None, limits=limits,
-                           max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings)
+                           max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings,
+                           cors_origins=tuple(args.cors))
     try:
         serve(args.model, args.host, args.port, options, max_queue=args.max_queue)
     except (LoadError, ServeError) as exc:

@@ -18,6 +18,8 @@ from dataclasses import dataclass
 import anyio
 from starlette.applications import Starlette
 from starlette.exceptions import HTTPException
+from starlette.middleware import Middleware
+from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
@@ -43,6 +45,7 @@ class ServeOptions:
     max_body_bytes: int = 32 << 20
     frame_rate: float = 30.0            # the most frames a second one stream gets
     defaults: Settings = Settings()     # the server's settings (its sampler flags); a request overrides them
+    cors_origins: tuple[str, ...] = ()  # browser origins allowed to call the API ("*": any); none: no CORS
 
 
 class EventStream(StreamingResponse):
@@ -121,7 +124,18 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
+        middleware=cors(options.cors_origins),
     )
+
+
+def cors(origins: tuple[str, ...]) -> list[Middleware]:
+    """Opt-in CORS, so a browser front end on one of `origins` may call the API (its preflight needs no key;
+    the request itself still does)."""
+    if not origins:
+        return []
+    return [Middleware(CORSMiddleware, allow_origins=list(origins), allow_methods=["GET", "POST"],
+                       allow_headers=["authorization", "content-type"], max_age=600,
+                       expose_headers=["X-Queue-Position", "Retry-After"])]
 
 
 def with_defaults(defaults: Settings, requested: Settings) -> Settings:
