@@ -108,6 +108,6 @@ def test_serve_does_not_read_the_apps_saved_settings(tmp_path, monkeypatch):
     (tmp_path / "config.toml").write_text("[samplers.diffusion_gemma]\ntemp = 0.25\nmax_denoising_steps = 3\n")
     monkeypatch.setenv("DIFFUSION_CHAT_CONFIG_DIR", str(tmp_path))
     seen = {}
-    monkeypatch.setattr(run, "serve", lambda model, host, port, options, max_queue: seen.update(options=options))
+    monkeypatch.setattr(run, "serve", lambda model, host, port, options, **rest: seen.update(options=options))
     assert run_serve(["--model", DG, "--seed", "3"]) == 0
     assert seen["options"].defaults.to_dict() == {"seed": 3}

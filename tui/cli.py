@@ -31,6 +31,7 @@ Serve the model over HTTP with OpenAI's chat completions API, on one engine thre
 queued and answered one at a time (the X-Queue-Position header says how many were ahead).
 
   GET  /health                no key needed
+  GET  /metrics               Prometheus text: requests, tokens, queue depth, steps per block, s/step
   GET  /v1/models             the model, with its family, defaults and the settings it takes
   POST /v1/chat/completions   stream or not; images as image_url data URLs; sampler fields with the
                               flags' names (max_denoising_steps, diffusion_sampler, ..., temperature
@@ -86,6 +87,9 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
     parser.add_argument("--max-queue", type=int, default=16, metavar="N",
                         help="requests waiting or running at most (default 16; more: HTTP 503)")
+    parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
+                        help="info (default): one line per request (method, path, status, tokens, seconds); "
+                             "warning: problems only")
     parser.add_argument("--cors", nargs="+", default=[], metavar="ORIGIN",
                         help="let browser pages from these origins call the API (e.g. http://localhost:3000; "
                              "* = any); default: no CORS headers")
@@ -121,7 +125,7 @@ def run_serve(argv: Sequence[str]) -> int:
                            max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings,
                            cors_origins=tuple(args.cors))
     try:
-        serve(args.model, args.host, args.port, options, max_queue=args.max_queue)
+        serve(args.model, args.host, args.port, options, max_queue=args.max_queue, log_level=args.log_level)
     except (LoadError, ServeError) as exc:
         return fail(str(exc))
     return 0

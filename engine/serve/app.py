@@ -1,7 +1,8 @@
 """The ASGI app of `diffusion-chat serve` (Starlette): routes, the API key, body limits, and the two ways a
 chat completion is answered (a stream of Server-Sent Events, or one JSON object).
 
-Routes: `GET /health` (no key needed), `GET /v1/models`, `GET /v1/models/{id}`, `POST /v1/chat/completions`.
+Routes: `GET /health` (no key needed), `GET /metrics` (Prometheus), `GET /v1/models`, `GET /v1/models/{id}`,
+`POST /v1/chat/completions`. Every request gets an access-log line (engine.serve.observe).
 Every refusal is OpenAI's error object (engine.serve.errors). Requests are queued on the one engine thread
 (engine.serve.bridge); `X-Queue-Position` says how many requests were ahead (0: it runs at once).
 """
@@ -21,11 +22,11 @@ from starlette.exceptions import HTTPException
 from starlette.middleware import Middleware
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import ClientDisconnect, Request
-from starlette.responses import JSONResponse, StreamingResponse
+from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
 from .. import wire
-from ..events import GenerationRequest, ModelInfo
+from ..events import Finished, GenerationRequest, ModelInfo
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
 from .admission import check_prompt
@@ -33,6 +34,7 @@ from .bridge import SERVER_CONVERSATION, EngineBridge
 from .chat import stream, whole
 from .chunks import Completion
 from .errors import APIError
+from .observe import AccessLog, Metrics, note_usage
 from .requests import Limits, parse_chat_request, request_name
 
 log = logging.getLogger("diffusion_chat.serve")
@@ -71,6 +73,13 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
     info: ModelInfo = dataclasses.replace(
         bridge.info, setting_defaults={**bridge.info.setting_defaults, **options.defaults.to_dict()})
     settings = list(specs_for(info.family))
+    metrics = Metrics(lambda: bridge.queued)
+
+    def finished(request: Request):
+        def note(done: Finished) -> None:
+            metrics.finished(done)
+            note_usage(request.scope.setdefault("state", {}), done)
+        return note
 
     def authorize(request: Request) -> None:
         if options.api_key is None:
@@ -85,6 +94,10 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
 
     async def health(request: Request) -> JSONResponse:
         return JSONResponse({"status": "ok", "model": info.name, "queued": bridge.queued})
+
+    async def prometheus(request: Request) -> PlainTextResponse:
+        authorize(request)
+        return PlainTextResponse(metrics.render(), media_type="text/plain; version=0.0.4; charset=utf-8")
 
     async def models(request: Request) -> JSONResponse:
         authorize(request)
@@ -111,20 +124,22 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         headers = {"X-Queue-Position": str(ticket.ahead)}
         completion = Completion(info.name, settings.seed)
         if parsed.stream:
-            return EventStream(stream(bridge, ticket, parsed, completion, options.frame_rate, info),
+            return EventStream(stream(bridge, ticket, parsed, completion, options.frame_rate, info, finished(request)),
                                media_type="text/event-stream",
                                headers={**headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
-        return JSONResponse(await whole(request, bridge, ticket, parsed, completion), headers=headers)
+        return JSONResponse(await whole(request, bridge, ticket, parsed, completion, finished(request)),
+                            headers=headers)
 
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
+            Route("/metrics", prometheus, methods=["GET"]),
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
-        middleware=cors(options.cors_origins),
+        middleware=[Middleware(AccessLog, metrics=metrics), *cors(options.cors_origins)],
     )
 
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import asyncio
 import ipaddress
+import logging
 import os
 import socket
 import sys
@@ -80,13 +81,29 @@ def _uvicorn_server(app, bridge: EngineBridge, say: Callable[[str], None] = lamb
             say(f"stopping: closing {running} running or queued answer(s) (ctrl-c again to quit at once)"
                 if running else "stopping")
 
-    return GracefulServer(uvicorn.Config(app, log_level="warning", timeout_graceful_shutdown=GRACEFUL_S,
-                                         lifespan="off"))
+    # uvicorn's own access log is off: engine.serve.observe writes one line per request, with its tokens.
+    return GracefulServer(uvicorn.Config(app, log_level="warning", access_log=False,
+                                         timeout_graceful_shutdown=GRACEFUL_S, lifespan="off"))
+
+
+LOG_LEVELS = ("debug", "info", "warning", "error")
+
+
+def configure_logging(level: str) -> None:
+    """The server's log (access lines at info, refusals to log at warning) on stderr, at `level`."""
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
+    logger = logging.getLogger("diffusion_chat")
+    logger.handlers[:] = [handler]
+    logger.setLevel(level.upper())
+    logger.propagate = False
 
 
 def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue: int = 16,
-          say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True)) -> None:
+          say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
+          log_level: str = "info") -> None:
     """Blocks until the server stops (Ctrl-C). Raises LoadError or ServeError (one line)."""
+    configure_logging(log_level)
     sock = bind(host, port)
     bridge = EngineBridge(max_queue=max_queue).start()
     try:

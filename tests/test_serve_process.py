@@ -1,6 +1,6 @@
-"""ctrl-c on a real `diffusion-chat serve` process with streams running: it stops accepting, every stream gets its
+"""A real `diffusion-chat serve` process. ctrl-c with streams running: it stops accepting, every stream gets its
 finish chunk (`finish_reason: stop`) and `data: [DONE]`, and the process exits 0 within 5 s; a second ctrl-c
-exits at once."""
+exits at once. `--log-level` decides whether each request gets an access line on stderr."""
 
 from __future__ import annotations
 
@@ -24,9 +24,10 @@ LONG = {"max_tokens": 2000, "max_denoising_steps": 64, "stability_threshold": 0,
 
 
 @pytest.fixture
-def serve_process():
+def serve_process(request):
+    extra = getattr(request, "param", [])
     process = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", "--model", str(CHECKPOINTS / "dg_text"),
-                                "--port", "0"], cwd=REPO, stderr=subprocess.PIPE, text=True)
+                                "--port", "0", *extra], cwd=REPO, stderr=subprocess.PIPE, text=True)
     url, deadline = None, time.monotonic() + 120
     while url is None and time.monotonic() < deadline:
         line = process.stderr.readline()
@@ -109,3 +110,20 @@ def test_a_second_ctrl_c_exits_at_once(serve_process):
     signalled = time.monotonic()
     process.send_signal(signal.SIGINT)
     assert process.wait(5) == 130 and time.monotonic() - signalled < 1.5
+
+
+@pytest.mark.parametrize("serve_process, lines", [([], 2), (["--log-level", "warning"], 0)],
+                         indirect=["serve_process"], ids=["info", "warning"])
+def test_log_level_info_writes_one_access_line_per_request(serve_process, lines):
+    process, url = serve_process
+    httpx.get(url + "/health")
+    httpx.post(url + "/v1/chat/completions", json={"messages": [{"role": "user", "content": "hi"}],
+                                                   "max_tokens": 8, "max_denoising_steps": 2})
+    process.send_signal(signal.SIGINT)
+    assert process.wait(10) == 0
+    access = [line for line in process.stderr.read().splitlines() if " INFO " in line]
+    assert len(access) == lines
+    if lines:
+        assert access[0].endswith("s") and " INFO GET /health 200 prompt_tokens=- completion_tokens=- " in access[0]
+        assert re.search(r" INFO POST /v1/chat/completions 200 prompt_tokens=\d+ completion_tokens=8 \d+\.\d{3}s$",
+                         access[1]), access
