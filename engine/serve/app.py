@@ -1,14 +1,16 @@
-"""The ASGI app of `diffusion-chat serve` (Starlette): routes, the API key, body limits, and the two ways a
-chat completion is answered (a stream of Server-Sent Events, or one JSON object).
+"""The ASGI app of `diffusion-chat serve` (Starlette): routes, the API key, body limits, each request checked and
+queued; the answers are written by engine.serve.chat (chat completions) and engine.serve.completions.
 
 Routes: `GET /health` (no key needed), `GET /metrics` (Prometheus), `GET /v1/models`, `GET /v1/models/{id}`,
-`POST /v1/chat/completions`. Every request gets an access-log line (engine.serve.observe).
+`POST /v1/chat/completions`, `POST /v1/completions` (with `suffix`: infilling, engine.serve.completions). Every
+request gets an access-log line (engine.serve.observe).
 Every refusal is OpenAI's error object (engine.serve.errors). Requests are queued on the one engine thread
 (engine.serve.bridge); `X-Queue-Position` says how many requests were ahead (0: it runs at once).
 """
 
 from __future__ import annotations
 
+import asyncio
 import dataclasses
 import hmac
 import json
@@ -31,7 +33,8 @@ from ..errors import SettingsError
 from ..settings import Settings, specs_for
 from .admission import check_prompt
 from .bridge import SERVER_CONVERSATION, EngineBridge
-from .chat import stream, whole
+from .chat import stream, wait_disconnected, whole
+from .completions import TextCompletion, check_hole, finished_event, parse_completion_request, stream_completion
 from .chunks import Completion
 from .errors import APIError
 from .observe import AccessLog, Metrics, note_usage
@@ -130,6 +133,32 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         return JSONResponse(await whole(request, bridge, ticket, parsed, completion, finished(request)),
                             headers=headers)
 
+    async def completions(request: Request):
+        authorize(request)
+        parsed = parse_completion_request(await read_json(request, options.max_body_bytes), info, options.limits)
+        settings = with_seed(with_defaults(options.defaults, parsed.settings))
+        check_hole(parsed, settings, info)
+        messages = parsed.messages()
+        # The answer is the template (given text + hole), longer than the hole alone: count the turn's tokens
+        # (which hold the same given text) as part of it.
+        turn = await check_prompt(info, messages, False, settings)
+        await check_prompt(info, messages, False, settings.replace(max_tokens=parsed.hole + turn))
+        ticket = bridge.submit(GenerationRequest(messages, settings, conversation=SERVER_CONVERSATION,
+                                                 fill=parsed.template()))
+        headers = {"X-Queue-Position": str(ticket.ahead)}
+        completion = TextCompletion(info.name, settings.seed, parsed.hole)
+        if parsed.stream:
+            return EventStream(stream_completion(bridge, ticket, parsed, completion, finished(request)),
+                               media_type="text/event-stream", headers={**headers, "Cache-Control": "no-store"})
+        gone = asyncio.ensure_future(wait_disconnected(request))
+        try:
+            done = await finished_event(ticket, bridge, gone)
+        finally:
+            gone.cancel()
+            bridge.cancel(ticket)
+        finished(request)(done)
+        return JSONResponse(completion.whole(done, parsed.stops), headers=headers)
+
     return Starlette(
         routes=[
             Route("/health", health, methods=["GET"]),
@@ -137,6 +166,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
             Route("/v1/models", models, methods=["GET"]),
             Route("/v1/models/{model:path}", model, methods=["GET"]),
             Route("/v1/chat/completions", chat_completions, methods=["POST"]),
+            Route("/v1/completions", completions, methods=["POST"]),
         ],
         exception_handlers={APIError: api_error, HTTPException: http_error, Exception: internal_error},
         middleware=[Middleware(AccessLog, metrics=metrics), *cors(options.cors_origins)],
