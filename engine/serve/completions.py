@@ -25,7 +25,7 @@ from ..settings import Settings
 from .bridge import EngineBridge, Ticket
 from .chunks import DONE, sse
 from .errors import APIError, bad_request, error_body
-from .requests import UNSUPPORTED, Limits, _flag, parse_settings, parse_stops
+from .requests import UNSUPPORTED, Limits, parse_settings, parse_stops, stream_fields
 from .stops import cut
 
 DEFAULT_MAX_TOKENS = 16   # OpenAI's default for completions
@@ -73,18 +73,11 @@ def parse_completion_request(body: Any, model: ModelInfo, limits: Limits) -> Com
     suffix = body.get("suffix") or ""
     if not isinstance(suffix, str):
         raise bad_request("suffix must be a string", "suffix")
-    stream = _flag(body, "stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise bad_request("stream_options must be an object", "stream_options")
-    if options and not stream:
-        raise bad_request("stream_options is only allowed when stream is true", "stream_options")
+    stream, include_usage = stream_fields(body)
     settings = parse_settings(body, limits, model)
     if settings.max_tokens is None:
         settings = settings.replace(max_tokens=DEFAULT_MAX_TOKENS)
-    return CompletionRequest(prompt, suffix, settings, stream,
-                             stream and _flag(options, "include_usage", "stream_options.include_usage"),
-                             parse_stops(body.get("stop")))
+    return CompletionRequest(prompt, suffix, settings, stream, include_usage, parse_stops(body.get("stop")))
 
 
 def check_hole(request: CompletionRequest, settings: Settings, model: ModelInfo) -> None:

@@ -74,12 +74,7 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
     for name, unused in UNSUPPORTED.items():
         if name in body and not unused(body[name]):
             raise bad_request(f"{name} is not supported by diffusion-chat serve", name, "unsupported_parameter")
-    stream = _flag(body, "stream")
-    options = body.get("stream_options") or {}
-    if not isinstance(options, dict):
-        raise bad_request("stream_options must be an object", "stream_options")
-    if options and not stream:
-        raise bad_request("stream_options is only allowed when stream is true", "stream_options")
+    stream, include_usage = stream_fields(body)
     settings = parse_settings(body, limits, model)
     images = new_images()
     try:
@@ -89,8 +84,8 @@ def parse_chat_request(body: Any, model: ModelInfo, limits: Limits,
         images.close()
         raise
     return ChatRequest(messages, settings, think=_thinking(body), stream=stream,
-                       include_usage=stream and _flag(options, "include_usage", "stream_options.include_usage"),
-                       frames=_flag(body, "diffusion_frames"), stops=parse_stops(body.get("stop")), images=images)
+                       include_usage=include_usage,
+                       frames=flag(body, "diffusion_frames"), stops=parse_stops(body.get("stop")), images=images)
 
 
 def parse_stops(value: Any) -> tuple[str, ...]:
@@ -132,7 +127,18 @@ def parse_settings(body: dict, limits: Limits, model: ModelInfo) -> Settings:
     return settings
 
 
-def _flag(body: dict, key: str, name: str | None = None) -> bool:
+def stream_fields(body: dict) -> tuple[bool, bool]:
+    """`stream`, and `stream_options.include_usage` (refused without `stream`, as OpenAI and vLLM do)."""
+    stream = flag(body, "stream")
+    options = body.get("stream_options") or {}
+    if not isinstance(options, dict):
+        raise bad_request("stream_options must be an object", "stream_options")
+    if options and not stream:
+        raise bad_request("stream_options is only allowed when stream is true", "stream_options")
+    return stream, stream and flag(options, "include_usage", "stream_options.include_usage")
+
+
+def flag(body: dict, key: str, name: str | None = None) -> bool:
     value = body.get(key)
     if value is None:
         return False
@@ -147,7 +153,7 @@ def _thinking(body: dict) -> bool:
     kwargs = body.get("chat_template_kwargs") or {}
     if not isinstance(kwargs, dict):
         raise bad_request("chat_template_kwargs must be an object", "chat_template_kwargs")
-    return _flag(body, "enable_thinking") or _flag(kwargs, "enable_thinking", "chat_template_kwargs.enable_thinking")
+    return flag(body, "enable_thinking") or flag(kwargs, "enable_thinking", "chat_template_kwargs.enable_thinking")
 
 
 def _message_list(messages: Any) -> list:
