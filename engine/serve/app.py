@@ -78,10 +78,12 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
     settings = list(specs_for(info.family))
     metrics = Metrics(lambda: bridge.queued)
 
-    def finished(request: Request):
+    def finished(request: Request, completion_tokens: int | None = None):
+        """What a handler calls when its generation ended: the metrics and the access line hear of it."""
         def note(done: Finished) -> None:
-            metrics.finished(done)
-            note_usage(request.scope.setdefault("state", {}), done)
+            metrics.finished(done, completion_tokens)
+            note_usage(request.scope.setdefault("state", {}), done.stats.prompt_tokens,
+                       done.stats.generated_tokens if completion_tokens is None else completion_tokens)
         return note
 
     def authorize(request: Request) -> None:
@@ -148,7 +150,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         headers = {"X-Queue-Position": str(ticket.ahead)}
         completion = TextCompletion(info.name, settings.seed, parsed.hole)
         if parsed.stream:
-            return EventStream(stream_completion(bridge, ticket, parsed, completion, finished(request)),
+            return EventStream(stream_completion(bridge, ticket, parsed, completion, finished(request, parsed.hole)),
                                media_type="text/event-stream", headers={**headers, "Cache-Control": "no-store"})
         gone = asyncio.ensure_future(wait_disconnected(request))
         try:
@@ -156,7 +158,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         finally:
             gone.cancel()
             bridge.cancel(ticket)
-        finished(request)(done)
+        finished(request, parsed.hole)(done)
         return JSONResponse(completion.whole(done, parsed.stops), headers=headers)
 
     return Starlette(

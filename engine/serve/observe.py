@@ -37,11 +37,13 @@ class Metrics:
         label = path if path in KNOWN_PATHS else ("/v1/models" if path.startswith("/v1/models/") else "other")
         self.requests[(method, label, status)] += 1
 
-    def finished(self, finished: Finished) -> None:
+    def finished(self, finished: Finished, completion_tokens: int | None = None) -> None:
+        """A generation ended; `completion_tokens`: what its usage reported, when not the engine's count (a text
+        completion counts its hole, not the given text around it)."""
         stats = finished.stats
         self.finishes[finished.finish_reason] += 1
         self.prompt_tokens += stats.prompt_tokens
-        self.completion_tokens += stats.generated_tokens
+        self.completion_tokens += stats.generated_tokens if completion_tokens is None else completion_tokens
         for steps in stats.steps_per_block:
             self.blocks += 1
             self.steps += steps
@@ -77,9 +79,9 @@ class Metrics:
         return "\n".join(lines) + "\n"
 
 
-def note_usage(scope_state: dict, finished: Finished) -> None:
+def note_usage(scope_state: dict, prompt_tokens: int, completion_tokens: int) -> None:
     """A handler's generation ended: its tokens go into this request's access-log line."""
-    scope_state["usage"] = (finished.stats.prompt_tokens, finished.stats.generated_tokens)
+    scope_state["usage"] = (prompt_tokens, completion_tokens)
 
 
 class AccessLog:
