@@ -28,12 +28,14 @@ class Lines(logging.Handler):
 @pytest.fixture
 def logged():
     lines, logger = Lines(), logging.getLogger("diffusion_chat.serve.access")
+    level = logger.level
     logger.addHandler(lines)
     logger.setLevel(logging.INFO)
     try:
         yield lines.lines
     finally:
         logger.removeHandler(lines)
+        logger.setLevel(level)
 
 
 def metric(text: str, name: str) -> float:

@@ -32,7 +32,7 @@ def test_the_scanner_holds_back_what_could_become_a_stop_string():
 
 @pytest.mark.parametrize("stream", [True, False])
 def test_a_stop_string_across_blocks_ends_the_answer_before_it_and_cancels_the_rest(stream):
-    script = Script(BLOCKS, steps=3)
+    script = Script(BLOCKS, steps=3, step_s=0.05)  # slow enough that the cancel comes before block 4 ends
     with serving(None, make_worker=script.worker) as server:
         reply = client(server).chat.completions.create(model="scripted", messages=HI, stream=stream,
                                                        stop=["world", "never"])

@@ -2,9 +2,13 @@
 denoising frames (the `diffusion_frame` extension, engine.wire).
 
 * `bridge` — the one engine thread (engine.worker) and each request's events, in order;
-* `requests` / `images` — request bodies checked and turned into what the engine runs;
+* `requests` / `images` — request bodies checked and turned into what the engine runs; `admission` — the
+  prompt checked against the context before anything is queued;
+* `chat` — a chat completion answered (streamed or whole), with `stops` (stop strings at block commits);
+  `completions` — `/v1/completions`, a prompt and a suffix answered by infilling;
 * `chunks` / `errors` — OpenAI's chunk, completion and error objects;
-* `app` — the Starlette app (routes, key, limits, streaming); `run` — uvicorn around it.
+* `observe` — the access log and `/metrics`;
+* `app` — the Starlette app (routes, key, limits, CORS); `run` — uvicorn around it, with the graceful ctrl-c.
 
 Nothing here imports the UI; MLX runs only on the engine thread.
 """
