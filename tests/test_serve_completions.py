@@ -93,3 +93,11 @@ def test_what_a_completion_cannot_do_is_400_naming_the_field(server, fields, par
         client(server).completions.create(model=server.bridge.info.name, **{"prompt": PROMPT, **fields})
     assert raised.value.body["param"] == param and words in raised.value.body["message"]
     assert server.bridge.queued == 0
+
+
+def test_a_prompt_over_the_context_is_400_before_anything_runs():
+    with serving("dg_text") as server:
+        context = server.bridge.info.context_length
+        with pytest.raises(openai.BadRequestError) as raised:
+            client(server).completions.create(model="dg_text", prompt="sky " * context, suffix="!", max_tokens=4)
+        assert raised.value.body["code"] == "context_length_exceeded" and server.bridge.queued == 0

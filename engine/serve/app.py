@@ -31,7 +31,7 @@ from .. import wire
 from ..events import Finished, GenerationRequest, ModelInfo
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
-from .admission import check_prompt
+from .admission import check_prompt, fits
 from .bridge import SERVER_CONVERSATION, EngineBridge
 from .chat import stream, wait_disconnected, whole
 from .completions import TextCompletion, check_hole, finished_event, parse_completion_request, stream_completion
@@ -144,7 +144,7 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         # The answer is the template (given text + hole), longer than the hole alone: count the turn's tokens
         # (which hold the same given text) as part of it.
         turn = await check_prompt(info, messages, False, settings)
-        await check_prompt(info, messages, False, settings.replace(max_tokens=parsed.hole + turn))
+        fits(info, settings.replace(max_tokens=parsed.hole + turn), turn)
         ticket = bridge.submit(GenerationRequest(messages, settings, conversation=SERVER_CONVERSATION,
                                                  fill=parsed.template()))
         headers = {"X-Queue-Position": str(ticket.ahead)}
