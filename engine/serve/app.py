@@ -151,7 +151,8 @@ def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> 
         completion = TextCompletion(info.name, settings.seed, parsed.hole)
         if parsed.stream:
             return EventStream(stream_completion(bridge, ticket, parsed, completion, finished(request, parsed.hole)),
-                               media_type="text/event-stream", headers={**headers, "Cache-Control": "no-store"})
+                               media_type="text/event-stream",
+                               headers={**headers, "Cache-Control": "no-store", "X-Accel-Buffering": "no"})
         gone = asyncio.ensure_future(wait_disconnected(request))
         try:
             done = await finished_event(ticket, bridge, gone)

@@ -1,6 +1,7 @@
 """`diffusion-chat serve`: load the model on the engine thread, bind the socket, and serve the ASGI app with
-uvicorn until Ctrl-C (which closes every running stream properly, then exits 0; a second one exits at once). Binds to loopback unless told otherwise. `BackgroundServer` runs the same on a thread
-of the calling process (the tests and the benchmark)."""
+uvicorn until Ctrl-C (which closes every running stream properly, then exits 0; a second one exits at once).
+Binds to loopback unless told otherwise. `BackgroundServer` runs the same on a thread of the calling process
+(the tests and the benchmark)."""
 
 from __future__ import annotations
 
@@ -72,8 +73,8 @@ def _uvicorn_server(app, bridge: EngineBridge, say: Callable[[str], None] = lamb
                 os._exit(130)
             self.should_exit = True
             # A signal handler must not take the bridge's or the worker's locks (the interrupted code may hold
-            # them): the cancelling runs on the event loop. The signal is not re-raised afterwards (uvicorn's
-            # default), so a stop asked for is a clean exit.
+            # them): the cancelling runs on the event loop. Unlike uvicorn's handler this one does not note the
+            # signal for re-raising after the shutdown, so a stop that was asked for ends in a clean exit 0.
             self.loop.call_soon_threadsafe(self.stop_jobs)
 
         def stop_jobs(self) -> None:
@@ -84,9 +85,6 @@ def _uvicorn_server(app, bridge: EngineBridge, say: Callable[[str], None] = lamb
     # uvicorn's own access log is off: engine.serve.observe writes one line per request, with its tokens.
     return GracefulServer(uvicorn.Config(app, log_level="warning", access_log=False,
                                          timeout_graceful_shutdown=GRACEFUL_S, lifespan="off"))
-
-
-LOG_LEVELS = ("debug", "info", "warning", "error")
 
 
 def configure_logging(level: str) -> None:
