@@ -7,6 +7,8 @@ from __future__ import annotations
 import openai
 import pytest
 
+from engine.settings import Settings
+
 from serve_helpers import serving
 
 HI = [{"role": "user", "content": "Why is the sky blue?"}]
@@ -73,3 +75,13 @@ def test_without_a_seed_each_request_draws_one_reports_it_and_regenerating_diffe
     chunks = list(api.chat.completions.create(model="dg_text", messages=HI, temperature=1.0, stream=True,
                                               extra_body=QUICK))
     assert len({chunk.model_extra["seed"] for chunk in chunks}) == 1
+
+
+def test_the_model_entry_advertises_no_default_seed_unless_the_server_has_one(dg_server):
+    entry = client(dg_server).models.retrieve("dg_text").model_extra["diffusion_chat"]
+    assert "seed" not in entry["setting_defaults"] and "seed" in entry["settings"]
+    with serving("dg_text", defaults=Settings(seed=7)) as seeded:
+        entry = client(seeded).models.retrieve("dg_text").model_extra["diffusion_chat"]
+        assert entry["setting_defaults"]["seed"] == 7
+        reply = client(seeded).chat.completions.create(model="dg_text", messages=HI, extra_body=QUICK)
+        assert reply.model_extra["seed"] == 7   # the server's --seed is every request's default

@@ -73,8 +73,10 @@ class EventStream(StreamingResponse):
 
 def create_app(bridge: EngineBridge, options: ServeOptions = ServeOptions()) -> Starlette:
     """The app for a bridge whose model is loaded (`bridge.load`)."""
-    info: ModelInfo = dataclasses.replace(
-        bridge.info, setting_defaults={**bridge.info.setting_defaults, **options.defaults.to_dict()})
+    defaults = {**bridge.info.setting_defaults, **options.defaults.to_dict()}
+    if options.defaults.seed is None:
+        defaults.pop("seed", None)   # not the checkpoint's 0: each request draws one (with_seed)
+    info: ModelInfo = dataclasses.replace(bridge.info, setting_defaults=defaults)
     settings = list(specs_for(info.family))
     metrics = Metrics(lambda: bridge.queued)
 
