@@ -27,7 +27,7 @@ HF_HUB_OFFLINE=1 uses the cache only); with --server it names the server's model
 first). Sampler options left out take the checkpoint's defaults."""
 
 SERVE_DESCRIPTION = """\
-Serve the model over HTTP with OpenAI's chat completions API, on one engine thread: requests are
+Serve the model over HTTP with OpenAI's chat and text completions APIs, on one engine thread: requests are
 queued and answered one at a time (the X-Queue-Position header says how many were ahead).
 
   GET  /health                no key needed
@@ -38,9 +38,12 @@ queued and answered one at a time (the X-Queue-Position header says how many wer
                               for --temp); "enable_thinking": true (or chat_template_kwargs) thinks;
                               "diffusion_frames": true streams every denoising step (<= 30/s) as an
                               extra empty chunk with a diffusion_frame object (see README)
+  POST /v1/completions        prompt and suffix: the text between them is denoised (infilling),
+                              max_tokens (default 16) positions in one block
 
-Streams send text only when a block is committed. A client that disconnects cancels its answer within
-one denoising step. Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the
+Streams send text only when a block is committed; stop strings apply at block commits. A request
+without a seed draws one (reported as "seed"). A client that disconnects cancels its answer within
+one denoising step; ctrl-c closes every running stream with a finish chunk and [DONE], then exits. Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the
 DIFFUSION_CHAT_API_KEY variable) before listening on other addresses. The sampler flags below set
 the server's defaults (a flag left out: the checkpoint's default; the app's saved settings are not
 read); each request may override them."""
