@@ -27,8 +27,8 @@ HF_HUB_OFFLINE=1 uses the cache only); with --server it names the server's model
 first). Sampler options left out take the checkpoint's defaults."""
 
 SERVE_DESCRIPTION = """\
-Serve the model over HTTP with OpenAI's chat and text completions APIs, on one engine thread: requests are
-queued and answered one at a time (the X-Queue-Position header says how many were ahead).
+Serve the model over HTTP with OpenAI's chat and text completions APIs, on one engine thread:
+requests are queued and answered one at a time (the X-Queue-Position header says how many were ahead).
 
   GET  /health                no key needed
   GET  /metrics               Prometheus text: requests, tokens, queue depth, steps per block, s/step
@@ -43,8 +43,9 @@ queued and answered one at a time (the X-Queue-Position header says how many wer
 
 Streams send text only when a block is committed; stop strings apply at block commits. A request
 without a seed draws one (reported as "seed"). A client that disconnects cancels its answer within
-one denoising step; ctrl-c closes every running stream with a finish chunk and [DONE], then exits. Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the
-DIFFUSION_CHAT_API_KEY variable) before listening on other addresses. The sampler flags below set
+one denoising step; ctrl-c closes every running stream with a finish chunk and [DONE], then exits.
+Binds to 127.0.0.1 unless --host says otherwise; use --api-key (or the DIFFUSION_CHAT_API_KEY
+variable) before listening on other addresses. The sampler flags below set
 the server's defaults (a flag left out: the checkpoint's default; the app's saved settings are not
 read); each request may override them."""
 
