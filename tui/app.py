@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 from textual import on
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
@@ -46,6 +47,7 @@ from .screens.conversations import (
     rename_conversation,
 )
 from .screens.help import HelpScreen
+from .screens.interrupt import interrupt
 from .demo_models import demo_card
 from .screens.model_picker import ModelPickerScreen
 from .remote import RemoteBackend
@@ -89,6 +91,10 @@ RemoteFactory = Callable[[Callable[[WorkerEvent], None], str, "str | None"], Rem
 class DiffusionChatApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "diffusion-chat"
+    # Quit is shown in the footer (the chat screen lists it early, so it survives 80 columns); ctrl+c cancels
+    # or asks to quit instead of Textual's "press ctrl+q" notice (see tui.screens.interrupt).
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True),
+                Binding("ctrl+c", "interrupt", show=False, system=True)]
 
     def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None,
                  make_remote: RemoteFactory | None = None):
@@ -368,6 +374,9 @@ class DiffusionChatApp(App):
         conversation_id = self._current_conversation()
         if conversation_id is not None:
             export_conversation(self.screen, self.store, conversation_id)
+
+    def action_interrupt(self) -> None:
+        interrupt(self)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

@@ -37,15 +37,16 @@ bright and bold once accepted, dim while still undecided, coloured from confiden
 | ctrl+p | command palette: system prompt, edit last message, revisions, themes, canvas mode, export, … |
 | F1 | this help |
 | ctrl+q | quit |
+| ctrl+c | copy the selection; with nothing selected: cancel the answer being written, else ask to quit (ctrl+c again quits) |
 
-On a focused message:
+On a focused message (yours or an answer):
 
-| Key | On your message | On an answer |
-|---|---|---|
-| e | edit it in the message box; Enter resends it as a new branch (the old one stays) | |
-| [ / ] | previous / next branch (the edits sent at that place) | previous / next revision |
-| y / c / r | | copy the answer / its next code block / its reasoning |
-| v | | revise mode (the last answer): choose a span of it to write again in place |
+| Key | Action |
+|---|---|
+| e | your message: edit it in the message box; Enter resends it as a new branch (the old one stays) |
+| [ / ] | your message: previous / next branch · an answer: previous / next revision |
+| y / c / r | an answer: copy it / its next code block / its reasoning |
+| v | the last answer: revise mode, choose a span of it to write again in place |
 
 In **revise mode** (keys of their own; `r` there re-denoises instead of copying the reasoning):
 

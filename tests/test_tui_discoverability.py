@@ -1,0 +1,120 @@
+"""Finding your way as a new user (issue 24): quit and help in the footer at 80 columns, ctrl+c, the example
+prompts, the help screen's tables, the slash-command menu."""
+
+from __future__ import annotations
+
+from tui.demo_models import demo_card
+from tui.screens.help import HelpScreen
+from tui.screens.interrupt import QuitScreen
+from tui.screens.model_picker import DEMO_CHECKPOINT
+from tui.widgets.example_prompts import ExamplePrompt
+from tui.widgets.messages import AssistantMessage, UserMessage
+
+from tui_helpers import (  # noqa: F401  (app_env is a fixture)
+    app_env,
+    make_app,
+    notices,
+    paced_worker,
+    send,
+    wait_for,
+    wait_for_answer,
+    wait_for_model,
+)
+
+SMALL = (80, 24)
+MEDIUM = (100, 30)
+
+
+def screen_lines(app) -> list[str]:
+    """The screen as the terminal shows it, one string per row."""
+    return ["".join(segment.text for segment in strip) for strip in app.screen._compositor.render_strips()]
+
+
+def footer_line(app) -> str:
+    return screen_lines(app)[-1]
+
+
+# ---- item 8: quit and help in the footer, ctrl+c ---------------------------------------------------------
+
+
+async def test_the_footer_keeps_chats_model_help_and_quit_at_80_columns(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.pause()
+        footer = footer_line(app)
+        for label in ("^o Chats", "^l Model", "f1 Help", "^q Quit", "esc Cancel"):
+            assert label in footer, (label, footer)
+
+
+async def test_ctrl_c_with_nothing_selected_asks_before_quitting(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), "the quit question")
+        assert not any("ctrl+q" in n.lower() and "quit" in n.lower() for n in notices(app))
+        await pilot.press("escape")   # stays
+        await wait_for(pilot, lambda: not isinstance(app.screen, QuitScreen), "the question to close")
+        assert app.is_running
+        await pilot.press("ctrl+c")
+        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), "the quit question again")
+        await pilot.press("ctrl+c")   # twice: quit
+        await wait_for(pilot, lambda: not app.is_running, "the app to quit")
+
+
+async def test_ctrl_c_cancels_a_running_answer(app_env):
+    app = make_app("dg_text", max_tokens=256, max_denoising_steps=48, seed=3,
+                   make_worker=lambda notify: paced_worker(notify, 0.02))
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "hello there")
+        await wait_for(pilot, lambda: app.session.generation is not None, "the answer to be written")
+        await pilot.press("ctrl+c")   # nothing selected: the prompt's own ctrl+c (copy) passes it on
+        await wait_for_answer(pilot)
+        assert not isinstance(app.screen, QuitScreen)
+        assert any("Cancelled" in n for n in notices(app))
+        assert app.chat.query_one(AssistantMessage).status == "cancelled"
+
+
+# ---- item 9: the example prompts --------------------------------------------------------------------------
+
+
+async def test_the_first_tab_lands_on_a_visible_example_and_enter_sends_it(app_env):
+    card = demo_card(DEMO_CHECKPOINT)
+    app = make_app(None)
+    app.options.model = str(DEMO_CHECKPOINT)
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await wait_for(pilot, lambda: len(app.chat.query(ExamplePrompt)) == len(card.examples), "the examples")
+        assert app.focused is app.chat.prompt
+        await pilot.press("tab")
+        first = app.chat.query(ExamplePrompt).first()
+        assert app.focused is first
+        await pilot.pause()
+        # Visibly focused: its row is drawn in the accent colour, unlike the other examples.
+        assert first.styles.background != app.chat.query(ExamplePrompt).last().styles.background
+        assert first.region.y < SMALL[1] - 1 and first.region.height == 1   # on screen
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: app.chat.query(AssistantMessage), "the answer to start")
+        await wait_for_answer(pilot)
+        assert [u.content for u in app.chat.query(UserMessage)] == [card.examples[0]]
+
+
+# ---- item 11: the help screen's tables --------------------------------------------------------------------
+
+
+async def test_the_help_table_on_a_focused_message_does_not_wrap_word_by_word(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("f1")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await pilot.pause(0.3)
+        on_a_message = list(app.screen.query("MarkdownTable"))[1]
+        # Four keys; at 80 columns each row takes at most three lines (it was 33 lines, one word each).
+        assert on_a_message.size.height <= 4 * 3 + 4, on_a_message.size
+        on_a_message.scroll_visible(animate=False)
+        await pilot.pause(0.3)
+        rows = [line for line in screen_lines(app) if "│" in line]
+        assert any("edit it in the message box" in row for row in rows), rows
