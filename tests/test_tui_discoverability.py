@@ -118,3 +118,49 @@ async def test_the_help_table_on_a_focused_message_does_not_wrap_word_by_word(ap
         await pilot.pause(0.3)
         rows = [line for line in screen_lines(app) if "│" in line]
         assert any("edit it in the message box" in row for row in rows), rows
+
+
+# ---- item 18: images with a text-only model ---------------------------------------------------------------
+
+
+def footer_key(app, action: str):
+    return next(key for key in app.chat.query("FooterKey") if key.action == action)
+
+
+async def test_a_text_only_model_greys_out_images_and_asks_for_no_path(app_env):
+    from tui.commands import app_commands
+
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.pause()
+        assert not app.model_info.supports_images
+        image_key = footer_key(app, "attach_image")
+        assert image_key.has_class("-disabled") and "text-only" in str(image_key.tooltip)
+        await pilot.press("ctrl+f")
+        await pilot.pause()
+        assert app.screen is app.chat   # no path prompt
+        app.chat.action_attach_image()       # (what the palette runs)
+        await pilot.pause()
+        assert app.screen is app.chat
+        assert any("text-only" in n for n in notices(app))
+        attach = next(c for c in app_commands(app) if c.title == "Attach image")
+        assert "text-only" in attach.help
+        # `/image ` lists no paths to complete: nothing can be attached.
+        app.chat.prompt.value = "/image /"
+        await pilot.pause()
+        assert not app.chat.query_one("#completions").display
+
+
+async def test_a_vision_model_offers_images(app_env):
+    from tui.commands import app_commands
+
+    app = make_app("dg_vision")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.pause()
+        assert not footer_key(app, "attach_image").has_class("-disabled")
+        attach = next(c for c in app_commands(app) if c.title == "Attach image")
+        assert "Not available" not in attach.help
+        await pilot.press("ctrl+f")
+        await wait_for(pilot, lambda: app.screen.query("#dialog-input"), "the path prompt")

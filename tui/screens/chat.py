@@ -56,7 +56,8 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         Binding("ctrl+b", "toggle_sampler", "Sampler"),
         Binding("ctrl+g", "regenerate", "Regenerate"),
         Binding("ctrl+k", "compare_revisions", "Compare"),
-        Binding("ctrl+f", "attach_image", "Image"),
+        Binding("ctrl+f", "attach_image", "Image",
+                tooltip="Attach an image (greyed out: the loaded model is text-only)"),
         Binding("ctrl+r", "replay", "Replay", show=False),   # (the footer is full at 110 columns)
         Binding("ctrl+t", "toggle_thinking", "Thinking", show=False),
         Binding("ctrl+y", "copy_answer", "Copy", show=False),
@@ -136,6 +137,21 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
         self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
+        self.refresh_bindings()   # ctrl+f greys out for a text-only model
+        self.prompt.completes_paths = self.images_refused() is None
+
+    def images_refused(self) -> str | None:
+        """Why no image can be attached now (a text-only model), or None."""
+        model = self.session.model
+        if model is not None and not model.supports_images:
+            return f"{model.name} is text-only and cannot read images."
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None: shown disabled in the footer (its tooltip says why), and the key does nothing.
+        if action == "attach_image" and self.images_refused():
+            return None
+        return super().check_action(action, parameters)
 
     async def show_examples(self, prompts: Sequence[str]) -> None:
         await self.transcript.show_examples(prompts)

@@ -119,6 +119,10 @@ class PromptCommands:
         completions.display = bool(names)
 
     def action_attach_image(self) -> None:
+        refused = self.images_refused()
+        if refused:   # (the palette can still call it) before any path is asked for
+            self.notify(refused, severity="warning")
+            return
         self.app.push_screen(
             TextPromptScreen("Attach an image", placeholder="path to a PNG, JPEG, WebP, … file",
                              suggester=PathSuggester(), hint="→ completes the path · Enter attaches · Esc cancels"),
@@ -127,13 +131,14 @@ class PromptCommands:
 
     def attach(self, path: str) -> bool:
         """Check and attach an image; every refusal is one notice and nothing is attached."""
+        refused = self.images_refused()
+        if refused:
+            self.notify(refused, severity="error")
+            return False
         if not path:
             self.notify("Give a path: /image PATH", severity="warning")
             return False
         model = self.session.model
-        if model is not None and not model.supports_images:
-            self.notify(f"{model.name} is text-only and cannot read images.", severity="error")
-            return False
         try:
             attachment = inspect_attachment(path, model.image_budget if model is not None else None)
         except InputError as exc:

@@ -104,6 +104,7 @@ class PromptInput(TextArea):
         self._history_index = 0
         self._draft = ""
         self._completions: tuple[str, ...] = ()
+        self.completes_paths = True   # off while the loaded model is text-only: no `/image` path to complete
 
     @property
     def value(self) -> str:
@@ -136,7 +137,8 @@ class PromptInput(TextArea):
         """TextArea's hook after every edit and cursor move: complete `/image PATH` at the end of the text."""
         text = self.text
         completion = PathCompletion("")
-        if text.startswith(IMAGE_COMMAND) and "\n" not in text and self.cursor_at_end_of_text:
+        typing_a_path = text.startswith(IMAGE_COMMAND) and "\n" not in text and self.cursor_at_end_of_text
+        if self.completes_paths and typing_a_path:
             completion = complete_path(text[len(IMAGE_COMMAND):])
         self.suggestion = completion.completion
         if completion.names != self._completions:
