@@ -4,11 +4,13 @@ prompts, the help screen's tables, the slash-command menu."""
 from __future__ import annotations
 
 from tui.demo_models import demo_card
+from tui.screens.dialogs import ConfirmScreen
 from tui.screens.help import HelpScreen
 from tui.screens.interrupt import QuitScreen
 from tui.screens.model_picker import DEMO_CHECKPOINT
 from tui.widgets.example_prompts import ExamplePrompt
 from tui.widgets.messages import AssistantMessage, UserMessage
+from tui.widgets.slash_menu import SlashMenu
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     app_env,
@@ -75,6 +77,73 @@ async def test_ctrl_c_cancels_a_running_answer(app_env):
         assert not isinstance(app.screen, QuitScreen)
         assert any("Cancelled" in n for n in notices(app))
         assert app.chat.query_one(AssistantMessage).status == "cancelled"
+
+
+# ---- item 7: the slash-command menu -----------------------------------------------------------------------
+
+
+async def test_typing_a_slash_lists_the_commands_and_filters_them(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        menu = app.chat.query_one(SlashMenu)
+        assert not menu.display
+        await pilot.press("/")
+        await pilot.pause()
+        assert menu.display and {"/system", "/fill", "/image", "/help"} <= set(menu.shown)
+        shown = "\n".join(screen_lines(app))
+        assert "/system TEXT" in shown and "/help" in shown   # on screen at 80x24, above the message box
+        await pilot.press("f", "i")
+        await pilot.pause()
+        assert menu.shown == ("/fill",)
+        await pilot.press("backspace", "backspace", "s", "y", "tab")   # Tab completes the first match
+        assert app.chat.prompt.value == "/system "
+        await pilot.press(*"Be brief.")
+        assert not menu.display   # typing the argument: the menu has done its job
+        await pilot.press("enter")
+        await pilot.pause()
+        assert app.session.system_prompt == "Be brief." and app.chat.prompt.value == ""
+
+
+async def test_slash_help_opens_the_help_and_sends_nothing(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        app.chat.prompt.focus()
+        await pilot.press(*"/help", "enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        assert not app.chat.query(UserMessage) and app.session.generation is None
+        assert app.chat.prompt.value == ""
+
+
+async def test_an_unknown_slash_word_asks_before_it_is_sent_as_text(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        app.chat.prompt.focus()
+        await pilot.press(*"/usr/bin")
+        await pilot.pause()
+        assert app.chat.query_one(SlashMenu).shown == ()
+        assert any("/usr/bin: no such command" in line for line in screen_lines(app))
+        await pilot.press(*" holds it")
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        assert "/usr/bin is not a command" in app.screen.question
+        await pilot.press("escape")   # not sent, still in the box
+        await wait_for(pilot, lambda: app.screen is app.chat, "the chat")
+        assert not app.chat.query(UserMessage) and app.chat.prompt.value == "/usr/bin holds it"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question again")
+        await pilot.press("enter")    # "Send as text" has the focus
+        await wait_for(pilot, lambda: app.chat.query(UserMessage), "the message")
+        await wait_for_answer(pilot)
+        assert [u.content for u in app.chat.query(UserMessage)] == ["/usr/bin holds it"]
+        # `//` sends a leading slash without asking.
+        app.chat.prompt.value = "//help is a word"
+        await pilot.press("enter")
+        await wait_for(pilot, lambda: len(app.chat.query(UserMessage)) == 2, "the second message")
+        assert app.chat.query(UserMessage).last().content == "/help is a word"
+        await wait_for_answer(pilot)
 
 
 # ---- item 9: the example prompts --------------------------------------------------------------------------

@@ -32,6 +32,7 @@ from ..widgets.example_prompts import ExamplePrompts
 from ..widgets.messages import AssistantMessage, UserMessage
 from ..widgets.prompt import PromptInput
 from ..widgets.sampler_panel import SamplerPanel
+from ..widgets.slash_menu import SlashMenu
 from ..widgets.status_bar import StatusBar
 from ..widgets.token_count import TokenCount
 from ..widgets.transcript import Transcript
@@ -86,9 +87,10 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
                     yield Static("", id="edit-banner", markup=False)
                     yield AttachmentBar(id="attachments")
                     yield Static("", id="completions", markup=False)
+                    yield SlashMenu(id="slash-menu")
                     with Horizontal(id="prompt-row"):
                         yield PromptInput(id="prompt", placeholder="Message · Enter sends · ctrl+j: new line · "
-                                          "/image PATH · /system TEXT · /fill ___")
+                                          "/ lists the commands")
                         yield TokenCount(id="token-count")
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
@@ -139,19 +141,6 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
         self.refresh_bindings()   # ctrl+f greys out for a text-only model
         self.prompt.completes_paths = self.images_refused() is None
-
-    def images_refused(self) -> str | None:
-        """Why no image can be attached now (a text-only model), or None."""
-        model = self.session.model
-        if model is not None and not model.supports_images:
-            return f"{model.name} is text-only and cannot read images."
-        return None
-
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # None: shown disabled in the footer (its tooltip says why), and the key does nothing.
-        if action == "attach_image" and self.images_refused():
-            return None
-        return super().check_action(action, parameters)
 
     async def show_examples(self, prompts: Sequence[str]) -> None:
         await self.transcript.show_examples(prompts)

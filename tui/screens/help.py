@@ -61,7 +61,9 @@ In the **replay view** (ctrl+r): ← / → step, space play / pause, [ / ] or Pa
 next block, + / - speed, Home / End the first / last step, m candidates or noise, Esc closes. It draws the
 recorded steps in the live canvas's colours, with each block's steps, stop reason and LLaDA-2.1 edits.
 
-Commands typed in the message box: `/image PATH` attaches an image (DiffusionGemma checkpoints with a
+Commands typed in the message box (type `/` to list them, filtered as you type; Tab completes; a `/word` that
+is no command asks before it is sent as text, and `//word` sends `/word` without asking): `/help` this help,
+`/new`, `/chats`, `/model`, `/sampler`, `/thinking`, `/quit` as their keys do; `/image PATH` attaches an image (DiffusionGemma checkpoints with a
 vision tower only; → or Tab completes the path, image files listed first; chips above the input show a
 thumbnail, name, size and pixel size — click a chip to remove it). `/system TEXT` sets this conversation's
 system prompt (shown above the first turn, sent through the chat template from the next answer on);

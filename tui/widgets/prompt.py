@@ -1,5 +1,6 @@
 """The message input: several lines, Enter sends, shift+enter / ctrl+j start a new line, Up on the first line and
-Down on the last walk through earlier prompts, and `/image PATH` completes file paths (images first)."""
+Down on the last walk through earlier prompts, Tab completes a slash command's name, and `/image PATH`
+completes file paths (images first)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import TextArea
+
+from ..slash_commands import completion as command_completion
+from ..slash_commands import typed_command_word
 
 IMAGE_COMMAND = "/image "
 SYSTEM_COMMAND = "/system"
@@ -140,7 +144,8 @@ class PromptInput(TextArea):
         typing_a_path = text.startswith(IMAGE_COMMAND) and "\n" not in text and self.cursor_at_end_of_text
         if self.completes_paths and typing_a_path:
             completion = complete_path(text[len(IMAGE_COMMAND):])
-        self.suggestion = completion.completion
+        command_word = typed_command_word(text) if self.cursor_at_end_of_text else None
+        self.suggestion = command_completion(command_word) if command_word else completion.completion
         if completion.names != self._completions:
             self._completions = completion.names
             self.post_message(self.Completions(completion.names))
