@@ -143,9 +143,15 @@ def write_svg(trajectory: Trajectory, path: Path, width: int = 80, fps: float = 
            f'<rect width="0" height="0"><animate id="clock" attributeName="width" from="0" to="0" '
            f'dur="{total:.3f}s" begin="0s;clock.end"/></rect>']
     start = 0.0
-    for lines, duration in zip(frames, durations):
-        out.append(f'<g visibility="hidden"><set attributeName="visibility" to="visible" '
-                   f'begin="clock.begin+{start:.3f}s" dur="{duration:.3f}s"/>')
+    for index, (lines, duration) in enumerate(zip(frames, durations)):
+        if index + 1 < len(frames):
+            out.append(f'<g visibility="hidden"><set attributeName="visibility" to="visible" '
+                       f'begin="clock.begin+{start:.3f}s" dur="{duration:.3f}s"/>')
+        else:
+            # The last frame is visible by default, so a static viewer (image previews, rsvg-convert, most
+            # converters ignore animation) shows the finished block; animated, it hides until its turn.
+            hide = f'<set attributeName="visibility" to="hidden" begin="clock.begin" dur="{start:.3f}s"/>'
+            out.append(f'<g visibility="visible">{hide if start > 0 else ""}')
         for row, runs in enumerate(lines):
             spans = "".join(_tspan(run) for run in runs)
             out.append(f'<text x="{PAD}" y="{PAD + LINE_H * (row + 1) - 4}">{spans}</text>')
