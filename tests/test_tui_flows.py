@@ -41,7 +41,7 @@ async def test_thinking_pane_is_open_while_reasoning_streams_and_collapses_when_
         await send(pilot, "why?")
         answer = app.chat.query_one(AssistantMessage)
         await wait_for(pilot, lambda: answer.canvas.display, "the first canvas frame")
-        assert "block 1/" in answer.canvas.header_text()
+        assert "block 1 of ≤" in answer.canvas.header_text()
         script.advance()
         await wait_for(pilot, lambda: answer.thinking.display, "the thinking pane")
         assert not answer.thinking.collapsed and answer.content == ""

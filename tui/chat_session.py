@@ -38,6 +38,7 @@ from .diffusion_turns import DiffusionTurns
 from .frame_pacer import FramePacer
 from .generation_state import FillKind, Generation
 from .store import Conversation, ConversationStore, Message, StoreError
+from .words import count
 
 
 class ChatView(Protocol):
@@ -316,10 +317,10 @@ class ChatSession(DiffusionTurns, ConversationState):
             if not generation.detached:
                 stats = update.stats
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
-                steps_text = f"{steps} steps, " if steps else ""   # a remote server may not say
+                steps_text = f"{count(steps, 'step')}, " if steps else ""   # a remote server may not say
                 edits = sum(generation.edits_per_block)
                 self.view.show_activity(
-                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{blocks} block{'s' * (blocks != 1)} │ "
+                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{count(blocks, 'block')} │ "
                     + (f"{edits} edits │ " if edits else "") + f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 

@@ -21,6 +21,7 @@ from rich.cells import cell_len
 from engine.trajectory import Trajectory
 
 from .widgets.printable import one_line
+from .words import block_position
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,7 @@ def frame_lines(trajectory: Trajectory, index: int, palette: Palette, width: int
     blocks = len(trajectory.blocks) or None
     start = frame.prompt_positions
     settled = int(frame.accepted[start:].sum())
-    header = (f"block {frame.block + 1}{f'/{blocks}' if blocks else ''} · step {frame.step + 1}/{frame.max_steps} · "
+    header = (f"{block_position(frame.block, blocks, at_most=False)} · step {frame.step + 1}/{frame.max_steps} · "
               f"accepted {settled}/{len(frame.canvas) - start} (+{frame.newly_accepted})")
     lines: list[list[Run]] = [[Run(header, palette.muted)]]
     levels = uncertainty(frame.scores, frame.score_kind)

@@ -9,6 +9,7 @@ from engine.trajectory import decode
 
 from ..widgets.answer_text import SpanSelector
 from ..widgets.messages import AssistantMessage
+from ..words import count
 from .replay import ReplayScreen
 
 
@@ -50,5 +51,5 @@ class DiffusionKeys:
         meta = trajectory.meta
         self.app.push_screen(ReplayScreen(
             trajectory, f"Replay of answer {number}{revision} · {meta.get('model') or '?'} · "
-                        f"{len(trajectory.frames)} steps in {len(trajectory.blocks)} blocks · Esc closes",
+                        f"{count(len(trajectory.frames), 'step')} in {count(len(trajectory.blocks), 'block')} · Esc closes",
             self.canvas_mode))
