@@ -3,6 +3,8 @@ prompts, the help screen's tables, the slash-command menu."""
 
 from __future__ import annotations
 
+import dataclasses
+
 from tui.demo_models import demo_card
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.help import HelpScreen
@@ -233,3 +235,77 @@ async def test_a_vision_model_offers_images(app_env):
         assert "Not available" not in attach.help
         await pilot.press("ctrl+f")
         await wait_for(pilot, lambda: app.screen.query("#dialog-input"), "the path prompt")
+
+
+# ---- item 10: the conversation list -------------------------------------------------------------------------
+
+
+def seed_conversations(app_env) -> list[int]:
+    from tui.store import ConversationStore, default_db_path
+
+    ids = []
+    with ConversationStore(default_db_path()) as store:
+        for title, model in (("Zebras at dawn", "dg_text"), ("Otters at dusk", "llada2")):
+            conversation = store.create(title, model)
+            store.add_message(conversation.id, "user", title)
+            store.add_message(conversation.id, "assistant", "Indeed.")
+            ids.append(conversation.id)
+    return ids
+
+
+async def test_the_list_opens_on_its_search_shows_ids_and_offers_new(app_env):
+    from textual.widgets import Input, OptionList
+
+    from tui.screens.conversations import ConversationsScreen
+
+    ids = seed_conversations(app_env)
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen), "the list")
+        await pilot.pause()
+        assert isinstance(app.focused, Input)   # typing searches at once
+        listed = "\n".join(screen_lines(app))
+        assert f"#{ids[0]} · dg_text" in listed and f"#{ids[1]} · llada2" in listed   # ids, on screen at 80x24
+        assert "New conversation" in listed and "ctrl+n new" in listed
+        await pilot.press(*"zebra")
+        await pilot.pause()
+        options = app.screen.query_one(OptionList)
+        assert options.option_count == 1 and f"#{ids[0]}" in str(options.get_option_at_index(0).prompt)
+        await pilot.press("enter")   # Enter in the search opens the best hit
+        await wait_for(pilot, lambda: app.session.conversation_id == ids[0], "the conversation")
+        # ctrl+n in the list starts a new conversation.
+        await pilot.press("ctrl+o")
+        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen), "the list again")
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: app.session.conversation_id is None, "a new conversation")
+        assert app.screen is app.chat and not app.chat.query(UserMessage)
+
+
+async def test_a_conversation_is_labelled_with_the_model_that_last_answered(app_env):
+    from tui.store import ConversationStore, default_db_path
+
+    ids = seed_conversations(app_env)   # the first was started with dg_text
+    app = make_app("llada2")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await app.session.open(ids[0])
+        await pilot.pause()
+        await send(pilot, "and now?")
+        await wait_for_answer(pilot)
+    with ConversationStore(default_db_path()) as store:
+        assert {c.id: c.model for c in store.list()}[ids[0]] == "llada2"
+
+
+async def test_continue_last_opens_the_most_recent_conversation_at_start(app_env):
+    from tui.config import load_config, save_config
+
+    ids = seed_conversations(app_env)
+    config = load_config().config
+    save_config(dataclasses.replace(config, continue_last=True))
+    app = make_app("dg_text")
+    async with app.run_test(size=SMALL) as pilot:
+        await wait_for_model(pilot)
+        await wait_for(pilot, lambda: app.session.conversation_id == ids[-1], "the last conversation")
+        assert [u.content for u in app.chat.query(UserMessage)] == ["Otters at dusk"]

@@ -41,6 +41,7 @@ from .commands import app_commands
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
 from .screens.conversations import (
+    NEW_CONVERSATION,
     ConversationsScreen,
     delete_conversation,
     export_conversation,
@@ -91,10 +92,8 @@ RemoteFactory = Callable[[Callable[[WorkerEvent], None], str, "str | None"], Rem
 class DiffusionChatApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "diffusion-chat"
-    # Quit is shown in the footer (the chat screen lists it early, so it survives 80 columns); ctrl+c cancels
-    # or asks to quit instead of Textual's "press ctrl+q" notice (see tui.screens.interrupt).
-    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True),
-                Binding("ctrl+c", "interrupt", show=False, system=True)]
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True),   # (shown: the chat screen places it)
+                Binding("ctrl+c", "interrupt", show=False, system=True)]   # tui.screens.interrupt
 
     def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None,
                  make_remote: RemoteFactory | None = None):
@@ -146,6 +145,8 @@ class DiffusionChatApp(App):
         screen.show_system_prompt(self.session.system_prompt)
         for path in self.options.images:
             screen.attach(path)
+        if self.config.continue_last and not self.store_error and self.store.list():   # start where we left off
+            await self._open_conversation(self.store.list()[0].id)
         ref = self.options.model or self.config.model
         if self.options.server:
             self.connect(self.options.server, self.options.api_key, self.options.model)
@@ -336,11 +337,13 @@ class DiffusionChatApp(App):
 
     # ---- conversations --------------------------------------------------------------------------------
 
-    def action_conversations(self, search: bool = False) -> None:
-        self.push_screen(ConversationsScreen(self.store, focus_search=search), self._open_conversation)
+    def action_conversations(self) -> None:
+        self.push_screen(ConversationsScreen(self.store), self._open_conversation)
 
     async def _open_conversation(self, conversation_id: int | None) -> None:
-        if conversation_id is not None:
+        if conversation_id == NEW_CONVERSATION:
+            await self.session.open(None)
+        elif conversation_id is not None:
             try:
                 await self.session.open(conversation_id)
             except StoreError as exc:

@@ -348,6 +348,8 @@ class ChatSession(DiffusionTurns, ConversationState):
                                                       generation.reasoning, status, stats, settings).id
                 saved = self.store.get_message(generation.revision_of)
             self.keep_trajectory(revision_id, generation.trajectory)
+            if self.model is not None:   # the list labels a conversation with the model last used
+                self.store.set_model(generation.conversation_id, self.model.name)
             if not generation.detached:
                 place = place_of(self.store, saved)
                 self._reload()

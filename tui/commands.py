@@ -17,7 +17,7 @@ def app_commands(app) -> Iterable[SystemCommand]:
     yield SystemCommand("Conversations", "Open, rename, delete or export saved conversations",
                         app.action_conversations)
     yield SystemCommand("Search conversations", "Full-text search over every saved message",
-                        lambda: app.action_conversations(search=True))
+                        app.action_conversations)   # (the list opens with its search focused)
     yield SystemCommand("Rename conversation", "Give this conversation a new title",
                         app.action_rename_conversation)
     yield SystemCommand("Delete conversation", "Delete this conversation", app.action_delete_conversation)
