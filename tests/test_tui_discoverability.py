@@ -309,3 +309,47 @@ async def test_continue_last_opens_the_most_recent_conversation_at_start(app_env
         await wait_for_model(pilot)
         await wait_for(pilot, lambda: app.session.conversation_id == ids[-1], "the last conversation")
         assert [u.content for u in app.chat.query(UserMessage)] == ["Otters at dusk"]
+
+
+# ---- item 15: remote mode ---------------------------------------------------------------------------------
+
+
+async def test_against_serve_answers_get_their_sparklines_and_a_live_tok_per_s(app_env, monkeypatch):
+    from engine.settings import Settings
+    from tui.app import AppOptions, DiffusionChatApp
+    from tui.widgets.status_bar import StatusBar
+
+    from serve_helpers import serving
+
+    activities = []
+    original = StatusBar.set_activity
+    monkeypatch.setattr(StatusBar, "set_activity", lambda self, text: activities.append(text) or original(self, text))
+    settings = Settings(max_tokens=40, max_denoising_steps=24, seed=4)
+    with serving("dg_text") as server:
+        app = DiffusionChatApp(AppOptions(server=server.url, settings=settings))
+        async with app.run_test(size=SMALL) as pilot:
+            await wait_for_model(pilot)
+            assert app.model_info.remote and app.model_info.frames
+            await send(pilot, "hi")
+            await wait_for_answer(pilot)
+            answer = app.chat.query(AssistantMessage).last()
+            saved = app.store.get_message(answer.message_id)
+            # One sparkline per block, from the engine's numbers the wire now carries.
+            assert answer.block_steps.blocks and len(answer.block_steps.blocks) == len(saved.stats["steps_per_block"])
+            assert [list(b) for b in answer.block_steps.blocks] == saved.stats["accepted_per_step"]
+    live = [text for text in activities if "this block" in text]
+    assert live and all(float(text.split(" tok/s")[0]) > 0 for text in live), live
+
+
+async def test_a_long_model_id_keeps_the_numbers_on_a_100_column_status_bar(app_env):
+    app = make_app("dg_text")
+    async with app.run_test(size=MEDIUM) as pilot:
+        await wait_for_model(pilot)
+        path = "/Users/me/.cache/huggingface/hub/models--mlx-community--diffusiongemma-26B-A4B-it-4bit/snapshots/0123abc"
+        app.chat.status_bar.set_model(path, "DiffusionGemma (remote, mlx-vlm)")
+        app.chat.status_bar.set_activity("123.4 tok/s │ 10 steps, 5 blocks │ 0.9 s │ stop")
+        await pilot.pause()
+        status = screen_lines(app)[-2]
+        assert "123.4 tok/s" in status and "0.9 s │ stop" in status, status
+        assert "…bit │ DiffusionGemma (remote) │" in status   # the id gave way
+        assert app.chat.status_bar.tooltip == f"{path} · DiffusionGemma (remote, mlx-vlm)"   # in full, on hover

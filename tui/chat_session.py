@@ -273,7 +273,8 @@ class ChatSession(DiffusionTurns, ConversationState):
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
-        tokens_per_s = generation.generated_tokens / max(elapsed, 1e-9)
+        # Committed tokens and the live block's accepted ones: during the first block the committed count alone is 0.
+        tokens_per_s = (generation.generated_tokens + accepted) / max(elapsed, 1e-9)
         self.view.show_live_steps(tuple(generation.live_steps.counts))
         self.view.show_activity(
             f"{tokens_per_s:.1f} tok/s │ step {step.step + 1}/{step.max_steps} this block │ "

@@ -7,6 +7,7 @@ Plain functions, no Textual (unit-tested without it).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 
@@ -26,6 +27,21 @@ def block_position(index: int, total: int | None, *, at_most: bool) -> str:
 def human(name: str) -> str:
     """An engine name (a stop reason, a sampler, a finish reason) as the app shows it."""
     return str(name).replace("_", " ")
+
+
+def short_model_name(name: str, limit: int = 28) -> str:
+    """A model id short enough for the status bar: a path (mlx-vlm reports the folder) or a long Hub id keeps its
+    last part, and what is still longer than `limit` loses its middle."""
+    short = name
+    cached = re.search(r"models--[^/]*?--([^/]+)/snapshots/", name)   # a Hugging Face cache folder
+    if cached:
+        short = cached.group(1)
+    elif "/" in name and (len(name) > limit or name.startswith(("/", "~", "."))):
+        short = name.rstrip("/").rsplit("/", 1)[-1] or name
+    if len(short) > limit:
+        keep = limit - 1
+        short = short[: (keep + 1) // 2] + "…" + short[len(short) - keep // 2:]
+    return short
 
 
 def per_block(blocks: Sequence[Sequence[int]]) -> str:
