@@ -32,7 +32,7 @@ bright and bold once accepted, dim while still undecided, coloured from confiden
 | ctrl+t | thinking on/off for this conversation |
 | ctrl+f | attach an image by path (→ completes the path) |
 | ctrl+n | new conversation |
-| ctrl+o | conversations: open, search, rename (ctrl+r), delete (ctrl+d), export (ctrl+e) |
+| ctrl+o | conversations (type to search; each shows its id, for `diffusion-chat replay ID`): open, new (ctrl+n), rename (ctrl+r), delete (ctrl+d), export (ctrl+e) |
 | ctrl+l | choose or load a model |
 | ctrl+p | command palette: system prompt, edit last message, revisions, themes, canvas mode, export, … |
 | F1 | this help |
