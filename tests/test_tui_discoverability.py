@@ -345,7 +345,8 @@ async def test_a_long_model_id_keeps_the_numbers_on_a_100_column_status_bar(app_
     app = make_app("dg_text")
     async with app.run_test(size=MEDIUM) as pilot:
         await wait_for_model(pilot)
-        path = "/Users/me/.cache/huggingface/hub/models--mlx-community--diffusiongemma-26B-A4B-it-4bit/snapshots/0123abc"
+        path = ("/Users/me/.cache/huggingface/hub/models--mlx-community--diffusiongemma-26B-A4B-it-4bit/"
+                "snapshots/0123abc")   # what mlx-vlm reports as the model's id
         app.chat.status_bar.set_model(path, "DiffusionGemma (remote, mlx-vlm)")
         app.chat.status_bar.set_activity("123.4 tok/s │ 10 steps, 5 blocks │ 0.9 s │ stop")
         await pilot.pause()

@@ -153,10 +153,10 @@ class ReplayScreen(Screen[None]):
     def _show_position(self) -> None:
         frame = self.trajectory.frames[self.index]
         state = "playing" if self.playing else "paused"
+        block = block_position(self.blocks.block_of(self.index), len(self.blocks.first_frames), at_most=False)
         self.query_one("#replay-position", Static).update(
-            f"step {self.index + 1}/{self.frame_count} ("
-            f"{block_position(self.blocks.block_of(self.index), len(self.blocks.first_frames), at_most=False)}, its step {frame.step + 1}/{frame.max_steps}) · {state} · "
-            f"{self.speed} steps/s · ←/→ step")
+            f"step {self.index + 1}/{self.frame_count} ({block}, its step {frame.step + 1}/{frame.max_steps}) · "
+            f"{state} · {self.speed} steps/s · ←/→ step")
 
     # ---- keys -----------------------------------------------------------------------------------------------
 

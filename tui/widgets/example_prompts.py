@@ -65,6 +65,7 @@ class ExamplePrompts(Vertical):
         self.display = bool(self.prompts)
 
     def compose(self):
-        yield Static("Try one of these (click, or Tab to it and press Enter to send it):", classes="examples-title", markup=False)
+        yield Static("Try one of these (click, or Tab to it and press Enter to send it):", classes="examples-title",
+                     markup=False)
         for text in self.prompts:
             yield ExamplePrompt(text)
