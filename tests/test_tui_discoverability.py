@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import dataclasses
 
+import pytest
+
 from tui.demo_models import demo_card
 from tui.screens.dialogs import ConfirmScreen
 from tui.screens.help import HelpScreen
@@ -41,9 +43,10 @@ def footer_line(app) -> str:
 # ---- item 8: quit and help in the footer, ctrl+c ---------------------------------------------------------
 
 
-async def test_the_footer_keeps_chats_model_help_and_quit_at_80_columns(app_env):
+@pytest.mark.parametrize("size", [SMALL, MEDIUM])
+async def test_the_footer_keeps_chats_model_help_and_quit_at_80_columns(app_env, size):
     app = make_app("dg_text")
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for_model(pilot)
         await pilot.pause()
         footer = footer_line(app)
@@ -175,9 +178,10 @@ async def test_the_first_tab_lands_on_a_visible_example_and_enter_sends_it(app_e
 # ---- item 11: the help screen's tables --------------------------------------------------------------------
 
 
-async def test_the_help_table_on_a_focused_message_does_not_wrap_word_by_word(app_env):
+@pytest.mark.parametrize("size", [SMALL, MEDIUM])
+async def test_the_help_table_on_a_focused_message_does_not_wrap_word_by_word(app_env, size):
     app = make_app("dg_text")
-    async with app.run_test(size=SMALL) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for_model(pilot)
         await pilot.press("f1")
         await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
