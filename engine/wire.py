@@ -107,15 +107,20 @@ def decode_started(data: Any) -> Started:
 
 def encode_block(block: BlockCommitted) -> dict:
     return {"block": block.block, "token_ids": list(block.token_ids), "steps": block.steps,
-            "stop_reason": block.stop_reason}
+            "stop_reason": block.stop_reason, "accepted_per_step": list(block.accepted_per_step),
+            "edits": block.edits}
 
 
 def decode_block(data: Any, content: str, reasoning: str) -> BlockCommitted:
-    """The block whose text arrived in the same chunk (`committed` is not sent: it equals `token_ids` here)."""
+    """The block whose text arrived in the same chunk (`committed` is not sent: it equals `token_ids` here).
+    `accepted_per_step` and `edits` are optional: a diffusion-chat server from before they were sent omits them
+    (the block then has no per-step curve)."""
     try:
         ids = tuple(int(t) for t in data["token_ids"])
+        accepted = tuple(int(n) for n in data.get("accepted_per_step") or ())
         return BlockCommitted(block=int(data["block"]), token_ids=ids, committed=ids, content_delta=content,
-                              reasoning_delta=reasoning, steps=int(data["steps"]), stop_reason=data["stop_reason"])
+                              reasoning_delta=reasoning, steps=int(data["steps"]), stop_reason=data["stop_reason"],
+                              accepted_per_step=accepted, edits=int(data.get("edits") or 0))
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"malformed diffusion_block ({exc})") from None
 

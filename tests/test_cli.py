@@ -46,7 +46,10 @@ def test_profile_reports_steps_and_speed(capsys):
     code, _, err = generate(capsys, "--model", DG, "--prompt", "hi", "--max-tokens", "8",
                             "--max-denoising-steps", "3", "--profile")
     assert code == 0
-    assert "ms/step" in err and "tokens/s" in err and "peak memory" in err and "block 0: 3 steps" in err
+    assert "ms/step" in err and "tokens/s" in err and "peak memory" in err and "block 1: 3 steps" in err
+    # Stop reasons in words, as the app says them (not the engine's `max_denoising_steps`).
+    stops = [line.split("stop: ")[1] for line in err.splitlines() if "stop: " in line]
+    assert stops and all("_" not in stop for stop in stops)
 
 
 @pytest.mark.parametrize("args,words", [

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 import xml.etree.ElementTree as ElementTree
 
 import pytest
@@ -13,6 +15,7 @@ from PIL import Image
 from engine.trajectory import decode
 from tui.cli import main
 from tui.replay_cli import from_store
+from tui.replay_export import default_palette, frame_lines, timeline
 from tui.store import ConversationStore
 from tui.widgets.printable import flowing
 
@@ -101,6 +104,31 @@ def test_svg_export_animates_every_step_in_the_default_theme(capsys, tmp_path, r
     text = target.read_text()
     assert "#111418" in text and 'repeatCount' not in text and "clock.end" in text   # dark theme; loops
     assert "sat on the" in text
+
+
+def test_svg_export_shows_the_last_frame_in_a_static_viewer(capsys, tmp_path, recording):
+    """Viewers that ignore animation draw only what is visible by default: that must be the last frame (the
+    finished block), and the others must stay hidden there."""
+    target = tmp_path / "canvas.svg"
+    assert cli(capsys, "replay", str(recording), "--export", str(target))[0] == 0
+    root = ElementTree.parse(target).getroot()
+    groups = [g for g in root.iter(f"{SVG}g")]
+    static = [g for g in groups if g.get("visibility") != "hidden"]
+    assert len(static) == 1 and static[0] is groups[-1]
+    shown = ["".join(text.itertext()) for text in static[0].iter(f"{SVG}text")]
+    trajectory = decode(recording.read_bytes())
+    last = ["".join(run.text for run in line)
+            for line in frame_lines(trajectory, len(trajectory.frames) - 1, default_palette(), 80)]
+    assert shown == last and "mat." in "".join(shown)
+    # Animated, it hides until its own turn: from the loop's start for as long as the frames before it show.
+    hide = static[0].find(f"{SVG}set")
+    assert hide.get("to") == "hidden" and hide.get("begin") == "clock.begin"
+    assert abs(float(hide.get("dur").rstrip("s")) - sum(timeline(trajectory, 8.0)[:-1])) < 1e-3
+    if shutil.which("rsvg-convert"):   # a static renderer draws a non-blank picture
+        png = tmp_path / "canvas.png"
+        subprocess.run(["rsvg-convert", str(target), "-o", str(png)], check=True)
+        with Image.open(png) as image:
+            assert len(set(image.convert("RGB").getdata())) > 2
 
 
 def test_gif_export_has_one_frame_per_step(capsys, tmp_path, recording):

@@ -248,15 +248,30 @@ def test_export_markdown(store: ConversationStore):
     lines = markdown.splitlines()
     assert lines[0] == "# Pictures"
     assert "- Model: `inclusionAI/LLaDA2.0-mini`" in lines
-    assert "- Thinking: on" in lines
-    assert "*Revision 1 of 1 · settings: temp=0.2*" in lines  # the settings the answer was made with
+    # Per answer (the conversation's switch is on now, but only the first answer was made thinking).
+    assert "- Thinking: in 1 of 2 answers" in lines
+    assert "*Revision 1 of 1 · thinking on · settings: temp=0.2*" in lines  # what the answer was made with
+    assert "*thinking off*" in lines
     assert [line for line in lines if line.startswith("## ")] == ["## User", "## Assistant", "## User", "## Assistant"]
     assert "Images: `beach.png`" in lines
     details = markdown.index("<details>")
     assert markdown.index("<summary>Reasoning</summary>") > details
     assert details < markdown.index("Sand, sea and sky.") < markdown.index("</details>") < markdown.index("A sunny beach.")
     assert markdown.index("What is in this picture?") < markdown.index("A sunny beach.") < markdown.index("Longer please")
-    assert lines[-1] == "*(cancelled)*"
+    assert lines[-3:] == ["*(cancelled)*", "", "*thinking off*"]
+
+
+def test_export_shows_per_block_numbers_readably(store: ConversationStore):
+    conversation = store.create("Numbers", "m")
+    store.add_message(conversation.id, "user", "Count.")
+    store.add_message(conversation.id, "assistant", "1 2 3", stats={
+        "accepted_per_step": [[32, 32], [16, 8, 8]], "steps_per_block": [2, 3], "finish_reason": "stop",
+        "think": False}, settings={"diffusion_sampler": "stable_and_confident"})
+    markdown = store.export_markdown(conversation.id)
+    assert "[[" not in markdown and "accepted_per_step" not in markdown
+    line = next(line for line in markdown.splitlines() if "accepted per step" in line)
+    assert "accepted per step b1 32 32 · b2 16 8 8" in line and "steps per block 2 3" in line
+    assert "diffusion_sampler=stable and confident" in line and "thinking off" in line
 
 
 def test_data_survives_a_restart(db_path: Path):

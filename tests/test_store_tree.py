@@ -273,13 +273,13 @@ def test_export_has_the_system_prompt_revisions_and_branch_notes(store: Conversa
     assert lines[lines.index("## System prompt") + 2] == "You answer in one sentence."
     assert "*(Branch 1 of 2 here; the other branches are not in this export.)*" in lines
     assert "tall" not in markdown  # the other branch's messages are not exported
-    assert "*Revision 2 of 3 · settings: temperature=0.2*" in lines
+    assert "*Revision 2 of 3 · thinking on · settings: temperature=0.2*" in lines
     folded = markdown.index("<summary>Other revisions (2)</summary>")
     # The current revision comes first, the others after it, newest first, each with settings and stats.
     assert markdown.index("Second answer.") < folded
     assert folded < markdown.index("### Revision 3") < markdown.index("### Revision 1")
-    assert lines[lines.index("### Revision 3") + 2] == "*stats: steps=8*"
-    assert lines[lines.index("### Revision 1") + 2] == "*settings: temperature=0.7 · stats: steps=4*"
+    assert lines[lines.index("### Revision 3") + 2] == "*thinking off · stats: steps=8*"
+    assert lines[lines.index("### Revision 1") + 2] == "*thinking off · settings: temperature=0.7 · stats: steps=4*"
     assert markdown.index("First answer.") < markdown.index("*(cancelled)*")
     assert markdown.index("<summary>Reasoning</summary>") < markdown.index("Think of daylight.") < folded
     assert lines[-1] == "</details>"
@@ -291,7 +291,7 @@ def test_export_of_a_plain_conversation_has_no_revision_or_branch_notes(store: C
     store.add_message(conversation.id, "assistant", "hello")
     markdown = store.export_markdown(conversation.id)
     assert "Revision" not in markdown and "Branch" not in markdown and "System prompt" not in markdown
-    assert markdown.endswith("## Assistant\n\nhello\n")
+    assert markdown.endswith("## Assistant\n\nhello\n\n*thinking off*\n")   # (per answer)
 
 
 def test_foreign_keys_hold_after_branching(store: ConversationStore):

@@ -247,7 +247,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         screen = app.screen
         assert isinstance(screen, ConversationsScreen)
         options = screen.query_one(OptionList)
-        assert options.option_count == 2
+        assert options.option_count == 3   # "New conversation" and the two
         screen.query_one("#conversation-search", Input).value = "zebra"
         await pilot.pause()
         assert options.option_count == 1 and "remember the zebra" in str(options.get_option_at_index(0).prompt)

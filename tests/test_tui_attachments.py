@@ -125,7 +125,7 @@ async def test_image_chips_show_size_and_can_be_removed_before_sending(app_env, 
 async def test_path_completion_in_the_attach_dialog(app_env, tmp_path):
     (tmp_path / "pictures").mkdir()
     (tmp_path / "pictures" / "holiday-photo.png").write_bytes(b"x")
-    app = make_app("dg_text")
+    app = make_app("dg_vision")  # (a text-only model asks for no path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+f")

@@ -44,7 +44,7 @@ async def test_accepted_positions_show_the_canvas_and_pending_ones_the_chosen_vi
         canvas.show(make_step(noise_is_mask=False), texts, "candidates", total_blocks=3)
         await pilot.pause()
         lines, segments = texts_and_styles(canvas)
-        assert lines[0] == "block 2/3 · step 3/8 · accepted 2/4 (+1) · showing candidates"
+        assert lines[0] == "block 2 of ≤3 · step 3/8 · accepted 2/4 (+1) · showing candidates"
         # The legend: the colour scale in the canvas's own styles, and what brightness means.
         assert lines[1] == "certain ████████ unsure (by entropy) · bright accepted, dim undecided"
         scale = [s.style.color for s in canvas._lines[1] if s.text == "█"]
@@ -191,4 +191,4 @@ async def test_block_sparklines_say_how_many_positions_llada21_editing_rewrote()
         assert console.export_text().splitlines()[0].startswith("1 ██ 3 edits   2 ▁█   ")
         assert "block 1: 2 steps, accepted per step 4 4, 3 edits" in steps.tooltip
         steps.add(2, (8,), 1)
-        assert steps.edits == [3, 0, 1] and "block 3: 1 steps, accepted per step 8, 1 edit" in steps.tooltip
+        assert steps.edits == [3, 0, 1] and "block 3: 1 step, accepted per step 8, 1 edit" in steps.tooltip

@@ -206,7 +206,7 @@ async def test_the_prompt_takes_several_lines_a_long_paste_and_completes_image_p
     (folder / "album").mkdir(parents=True)
     for name in ("a-notes.txt", "a-photo.png"):
         (folder / name).write_bytes(b"x")
-    app = make_app("dg_text", max_tokens=8, max_denoising_steps=2)
+    app = make_app("dg_vision", max_tokens=8, max_denoising_steps=2)  # (a text-only model completes no /image path)
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         prompt = app.chat.prompt

@@ -10,7 +10,7 @@ from engine.worker import EngineWorker
 from tui.demo_models import demo_card
 from tui.screens.model_picker import DEMO_CHECKPOINT, ModelPickerScreen, cached_checkpoints
 from tui.widgets.example_prompts import ExamplePrompt
-from tui.widgets.messages import AssistantMessage
+from tui.widgets.messages import AssistantMessage, UserMessage
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     CHECKPOINTS,
@@ -41,7 +41,7 @@ async def test_thinking_pane_is_open_while_reasoning_streams_and_collapses_when_
         await send(pilot, "why?")
         answer = app.chat.query_one(AssistantMessage)
         await wait_for(pilot, lambda: answer.canvas.display, "the first canvas frame")
-        assert "block 1/" in answer.canvas.header_text()
+        assert "block 1 of ≤" in answer.canvas.header_text()
         script.advance()
         await wait_for(pilot, lambda: answer.thinking.display, "the thinking pane")
         assert not answer.thinking.collapsed and answer.content == ""
@@ -146,7 +146,7 @@ async def test_a_model_that_fails_to_load_at_start_opens_the_picker_with_the_rea
         assert any("No model is loaded" in n for n in notices(app))
 
 
-async def test_a_demo_shows_its_example_prompts_and_a_click_puts_one_in_the_prompt(app_env):
+async def test_a_demo_shows_its_example_prompts_and_a_click_sends_one(app_env):
     card = demo_card(DEMO_CHECKPOINT)
     assert card is not None and len(card.examples) >= 1
     app = make_app(None)
@@ -158,10 +158,11 @@ async def test_a_demo_shows_its_example_prompts_and_a_click_puts_one_in_the_prom
         shown = list(app.chat.query(ExamplePrompt))
         assert [e.text for e in shown] == list(card.examples)
         await pilot.click(shown[-1])
-        await wait_for(pilot, lambda: app.chat.prompt.value == card.examples[-1], "the prompt to be filled")
         # Sent, it starts the conversation: the welcome and the examples give way to the turns.
-        await send(pilot, card.examples[-1])
+        await wait_for(pilot, lambda: app.chat.query(AssistantMessage), "the answer to start")
         await wait_for_answer(pilot)
+        assert [u.content for u in app.chat.query(UserMessage)] == [card.examples[-1]]
+        assert app.chat.prompt.value == ""
         assert not list(app.chat.query(ExamplePrompt)) and not app.chat.query("#welcome")
         # A new conversation shows them again; they belong to the demo: a checkpoint without a card shows none.
         await pilot.press("ctrl+n")

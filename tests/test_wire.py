@@ -53,6 +53,20 @@ def test_started_block_and_stats_round_trip():
     assert wire.decode_stats(json.loads(json.dumps(wire.encode_stats(stats, "cancelled")))) == (stats, "cancelled")
 
 
+def test_a_block_carries_its_accepted_per_step_and_edits_and_older_servers_decode_without_them():
+    block = BlockCommitted(block=0, token_ids=(5, 6, 7), committed=(5, 6, 7), content_delta="abc",
+                           reasoning_delta="", steps=3, stop_reason="max_denoising_steps",
+                           accepted_per_step=(16, 8, 8), edits=2)
+    encoded = json.loads(json.dumps(wire.encode_block(block)))
+    assert encoded["accepted_per_step"] == [16, 8, 8] and encoded["edits"] == 2
+    assert wire.decode_block(encoded, "abc", "") == block
+    older = {key: value for key, value in encoded.items() if key not in ("accepted_per_step", "edits")}
+    decoded = wire.decode_block(older, "abc", "")
+    assert decoded.accepted_per_step == () and decoded.edits == 0
+    with pytest.raises(wire.WireError):
+        wire.decode_block({**encoded, "accepted_per_step": ["many"]}, "abc", "")
+
+
 def test_the_model_description_becomes_a_remote_model_info():
     info = ModelInfo(name="m", family="diffusion_gemma", label="DiffusionGemma", supports_images=True,
                      setting_defaults={"max_tokens": 256, "temp": 1.0}, token_texts=("a", "b"),

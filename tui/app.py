@@ -17,6 +17,7 @@ from typing import Callable, Iterable
 
 from textual import on
 from textual.app import App, SystemCommand
+from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
@@ -40,12 +41,14 @@ from .commands import app_commands
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
 from .screens.conversations import (
+    NEW_CONVERSATION,
     ConversationsScreen,
     delete_conversation,
     export_conversation,
     rename_conversation,
 )
 from .screens.help import HelpScreen
+from .screens.interrupt import interrupt
 from .demo_models import demo_card
 from .screens.model_picker import ModelPickerScreen
 from .remote import RemoteBackend
@@ -89,6 +92,8 @@ RemoteFactory = Callable[[Callable[[WorkerEvent], None], str, "str | None"], Rem
 class DiffusionChatApp(App):
     CSS_PATH = "app.tcss"
     TITLE = "diffusion-chat"
+    BINDINGS = [Binding("ctrl+q", "quit", "Quit", priority=True),   # (shown: the chat screen places it)
+                Binding("ctrl+c", "interrupt", show=False, system=True)]   # tui.screens.interrupt
 
     def __init__(self, options: AppOptions | None = None, *, make_worker: WorkerFactory | None = None,
                  make_remote: RemoteFactory | None = None):
@@ -140,6 +145,8 @@ class DiffusionChatApp(App):
         screen.show_system_prompt(self.session.system_prompt)
         for path in self.options.images:
             screen.attach(path)
+        if self.config.continue_last and not self.store_error and self.store.list():   # start where we left off
+            await self._open_conversation(self.store.list()[0].id)
         ref = self.options.model or self.config.model
         if self.options.server:
             self.connect(self.options.server, self.options.api_key, self.options.model)
@@ -330,11 +337,13 @@ class DiffusionChatApp(App):
 
     # ---- conversations --------------------------------------------------------------------------------
 
-    def action_conversations(self, search: bool = False) -> None:
-        self.push_screen(ConversationsScreen(self.store, focus_search=search), self._open_conversation)
+    def action_conversations(self) -> None:
+        self.push_screen(ConversationsScreen(self.store), self._open_conversation)
 
     async def _open_conversation(self, conversation_id: int | None) -> None:
-        if conversation_id is not None:
+        if conversation_id == NEW_CONVERSATION:
+            await self.session.open(None)
+        elif conversation_id is not None:
             try:
                 await self.session.open(conversation_id)
             except StoreError as exc:
@@ -368,6 +377,9 @@ class DiffusionChatApp(App):
         conversation_id = self._current_conversation()
         if conversation_id is not None:
             export_conversation(self.screen, self.store, conversation_id)
+
+    def action_interrupt(self) -> None:
+        interrupt(self)
 
     def action_help(self) -> None:
         if not isinstance(self.screen, HelpScreen):

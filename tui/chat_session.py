@@ -38,6 +38,7 @@ from .diffusion_turns import DiffusionTurns
 from .frame_pacer import FramePacer
 from .generation_state import FillKind, Generation
 from .store import Conversation, ConversationStore, Message, StoreError
+from .words import count
 
 
 class ChatView(Protocol):
@@ -272,7 +273,8 @@ class ChatSession(DiffusionTurns, ConversationState):
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
-        tokens_per_s = generation.generated_tokens / max(elapsed, 1e-9)
+        # Committed tokens and the live block's accepted ones: during the first block the committed count alone is 0.
+        tokens_per_s = (generation.generated_tokens + accepted) / max(elapsed, 1e-9)
         self.view.show_live_steps(tuple(generation.live_steps.counts))
         self.view.show_activity(
             f"{tokens_per_s:.1f} tok/s │ step {step.step + 1}/{step.max_steps} this block │ "
@@ -316,10 +318,10 @@ class ChatSession(DiffusionTurns, ConversationState):
             if not generation.detached:
                 stats = update.stats
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
-                steps_text = f"{steps} steps, " if steps else ""   # a remote server may not say
+                steps_text = f"{count(steps, 'step')}, " if steps else ""   # a remote server may not say
                 edits = sum(generation.edits_per_block)
                 self.view.show_activity(
-                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{blocks} block{'s' * (blocks != 1)} │ "
+                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{count(blocks, 'block')} │ "
                     + (f"{edits} edits │ " if edits else "") + f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 
@@ -347,6 +349,8 @@ class ChatSession(DiffusionTurns, ConversationState):
                                                       generation.reasoning, status, stats, settings).id
                 saved = self.store.get_message(generation.revision_of)
             self.keep_trajectory(revision_id, generation.trajectory)
+            if self.model is not None:   # the list labels a conversation with the model last used
+                self.store.set_model(generation.conversation_id, self.model.name)
             if not generation.detached:
                 place = place_of(self.store, saved)
                 self._reload()

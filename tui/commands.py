@@ -17,7 +17,7 @@ def app_commands(app) -> Iterable[SystemCommand]:
     yield SystemCommand("Conversations", "Open, rename, delete or export saved conversations",
                         app.action_conversations)
     yield SystemCommand("Search conversations", "Full-text search over every saved message",
-                        lambda: app.action_conversations(search=True))
+                        app.action_conversations)   # (the list opens with its search focused)
     yield SystemCommand("Rename conversation", "Give this conversation a new title",
                         app.action_rename_conversation)
     yield SystemCommand("Delete conversation", "Delete this conversation", app.action_delete_conversation)
@@ -28,7 +28,9 @@ def app_commands(app) -> Iterable[SystemCommand]:
     yield SystemCommand("Sampler panel", "Show or hide the sampler settings", chat.action_toggle_sampler)
     yield SystemCommand("Thinking on/off", "Let the model think first in this conversation",
                         chat.action_toggle_thinking)
-    yield SystemCommand("Attach image", "Attach an image file to the next message", chat.action_attach_image)
+    refused = chat.images_refused()
+    yield SystemCommand("Attach image", f"Not available: {refused}" if refused else
+                        "Attach an image file to the next message", chat.action_attach_image)
     yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)
     yield SystemCommand("Copy code block", "Copy the next code block of the last (or focused) answer",
                         chat.action_copy_code)

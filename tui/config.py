@@ -6,6 +6,7 @@
     think = false                         # thinking on for new conversations
     record_trajectories = true            # keep every answer's denoising, for replaying it (ctrl+r)
     trajectory_cap_mb = 16                # the most recordings one conversation keeps, in MiB (oldest go)
+    continue_last = false                 # start in the most recent conversation instead of an empty chat
 
     [samplers.llada2_moe]                 # engine.Settings fields, per model family
     block_length = 32
@@ -65,6 +66,7 @@ class AppConfig:
     think: bool = False
     record_trajectories: bool = True
     trajectory_cap_mb: float = 16
+    continue_last: bool = False   # at start, open the most recently changed conversation
     # Per model family ("diffusion_gemma", "llada2_moe"): engine.Settings field -> value, only those
     # that differ from the defaults. Thinking is not among them: the top-level `think` holds it.
     samplers: dict[str, dict[str, Any]] = field(default_factory=dict)
@@ -164,6 +166,7 @@ def _config_to_data(config: AppConfig) -> dict[str, Any]:
     data["think"] = config.think
     data["record_trajectories"] = config.record_trajectories
     data["trajectory_cap_mb"] = config.trajectory_cap_mb
+    data["continue_last"] = config.continue_last
     samplers = {family: dict(values) for family, values in config.samplers.items() if values}
     if samplers:
         data["samplers"] = samplers
@@ -185,7 +188,7 @@ def _config_from_data(data: dict[str, Any]) -> AppConfig:
         if data["canvas_mode"] not in CANVAS_MODES:
             raise ConfigError(f"canvas_mode must be one of {', '.join(CANVAS_MODES)}; got {data['canvas_mode']!r}")
         values["canvas_mode"] = data["canvas_mode"]
-    for name in ("think", "record_trajectories"):
+    for name in ("think", "record_trajectories", "continue_last"):
         if name in data:
             if not isinstance(data[name], bool):
                 raise ConfigError(f"{name} must be true or false, got {data[name]!r}")

@@ -12,6 +12,7 @@ from typing import Sequence
 from engine import _blas
 
 from .cli_common import Parser, add_model_flags, add_sampler_flags, fail, fail_with, settings_from_args
+from .words import count, human
 
 GENERATE_DESCRIPTION = """\
 Generate one reply without the app. The answer streams to stdout block by block; with --think the
@@ -175,9 +176,10 @@ def _print_profile(finished, blocks) -> None:
         print(notice, file=out)
     print("profile:", file=out)
     for block, steps in zip(blocks, stats.steps_per_block):
-        print(f"  block {block.block}: {steps} steps, {len(block.token_ids)} tokens, stop: {block.stop_reason}", file=out)
+        print(f"  block {block.block + 1}: {count(steps, 'step')}, {count(len(block.token_ids), 'token')}, "
+              f"stop: {human(block.stop_reason)}", file=out)
     print(f"  prefill: {stats.prompt_tokens} tokens in {stats.prefill_s * 1000:.1f} ms", file=out)
-    print(f"  denoising: {sum(stats.steps_per_block)} steps, {stats.ms_per_step:.2f} ms/step, "
+    print(f"  denoising: {count(sum(stats.steps_per_block), 'step')}, {stats.ms_per_step:.2f} ms/step, "
           f"{stats.work_tokens} work tokens", file=out)
     print(f"  generation: {stats.generated_tokens} tokens in {stats.total_s:.3f} s = {stats.tokens_per_s:.2f} tokens/s",
           file=out)

@@ -17,6 +17,7 @@ from engine.errors import InputError
 from engine.trajectory import Trajectory, decode
 
 from .widgets.printable import flowing, one_line
+from .words import count, human
 
 DESCRIPTION = """\
 Replay a recorded denoising trajectory: print every step's canvas (settled positions as text, the rest as
@@ -62,7 +63,7 @@ def run_replay(argv: Sequence[str]) -> int:
             raise ReplayError("the trajectory has no denoising steps to replay")
         if args.export:
             export(trajectory, Path(args.export), args.width, args.fps)
-            print(f"wrote {args.export} ({len(trajectory.frames)} steps)", file=sys.stderr)
+            print(f"wrote {args.export} ({count(len(trajectory.frames), 'step')})", file=sys.stderr)
         else:
             print_replay(trajectory, blocks_only=args.blocks)
     except (ReplayError, InputError) as exc:
@@ -164,7 +165,7 @@ def print_replay(trajectory: Trajectory, blocks_only: bool = False, out=None) ->
         if last and frame.block in records:
             record = records[frame.block]
             edits = f", {record.edits} edits" if record.edits else ""
-            print(f"block {record.block + 1}: {record.steps} steps, {record.stop_reason}{edits}: "
+            print(f"block {record.block + 1}: {count(record.steps, 'step')}, {human(record.stop_reason)}{edits}: "
                   f"{record.content_delta!r}", file=out)
     if "finish_reason" in meta:
         print(f"finished: {meta['finish_reason']} · {len(meta.get('token_ids', []))} tokens", file=out)

@@ -21,6 +21,7 @@ from rich.cells import cell_len
 from engine.trajectory import Trajectory
 
 from .widgets.printable import one_line
+from .words import block_position
 
 if sys.version_info >= (3, 11):
     import tomllib
@@ -78,7 +79,7 @@ def frame_lines(trajectory: Trajectory, index: int, palette: Palette, width: int
     blocks = len(trajectory.blocks) or None
     start = frame.prompt_positions
     settled = int(frame.accepted[start:].sum())
-    header = (f"block {frame.block + 1}{f'/{blocks}' if blocks else ''} · step {frame.step + 1}/{frame.max_steps} · "
+    header = (f"{block_position(frame.block, blocks, at_most=False)} · step {frame.step + 1}/{frame.max_steps} · "
               f"accepted {settled}/{len(frame.canvas) - start} (+{frame.newly_accepted})")
     lines: list[list[Run]] = [[Run(header, palette.muted)]]
     levels = uncertainty(frame.scores, frame.score_kind)
@@ -143,9 +144,15 @@ def write_svg(trajectory: Trajectory, path: Path, width: int = 80, fps: float = 
            f'<rect width="0" height="0"><animate id="clock" attributeName="width" from="0" to="0" '
            f'dur="{total:.3f}s" begin="0s;clock.end"/></rect>']
     start = 0.0
-    for lines, duration in zip(frames, durations):
-        out.append(f'<g visibility="hidden"><set attributeName="visibility" to="visible" '
-                   f'begin="clock.begin+{start:.3f}s" dur="{duration:.3f}s"/>')
+    for index, (lines, duration) in enumerate(zip(frames, durations)):
+        if index + 1 < len(frames):
+            out.append(f'<g visibility="hidden"><set attributeName="visibility" to="visible" '
+                       f'begin="clock.begin+{start:.3f}s" dur="{duration:.3f}s"/>')
+        else:
+            # The last frame is visible by default, so a static viewer (image previews, rsvg-convert, most
+            # converters ignore animation) shows the finished block; animated, it hides until its turn.
+            hide = f'<set attributeName="visibility" to="hidden" begin="clock.begin" dur="{start:.3f}s"/>'
+            out.append(f'<g visibility="visible">{hide if start > 0 else ""}')
         for row, runs in enumerate(lines):
             spans = "".join(_tspan(run) for run in runs)
             out.append(f'<text x="{PAD}" y="{PAD + LINE_H * (row + 1) - 4}">{spans}</text>')

@@ -32,6 +32,7 @@ from ..widgets.example_prompts import ExamplePrompts
 from ..widgets.messages import AssistantMessage, UserMessage
 from ..widgets.prompt import PromptInput
 from ..widgets.sampler_panel import SamplerPanel
+from ..widgets.slash_menu import SlashMenu
 from ..widgets.status_bar import StatusBar
 from ..widgets.token_count import TokenCount
 from ..widgets.transcript import Transcript
@@ -45,22 +46,26 @@ COUNT_DEBOUNCE_S = 0.3
 
 class ChatScreen(PromptCommands, DiffusionKeys, Screen):
     BINDINGS = [
-        # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
-        Binding("escape", "cancel_generation", "Cancel"),
-        Binding("ctrl+g", "regenerate", "Regenerate"),
-        Binding("ctrl+k", "compare_revisions", "Compare"),
-        Binding("ctrl+r", "replay", "Replay", show=False),   # (the footer is full at 110 columns)
-        Binding("ctrl+b", "toggle_sampler", "Sampler"),
-        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False),
-        Binding("ctrl+f", "attach_image", "Image"),
-        Binding("ctrl+n", "new_conversation", "New"),
+        # In the order the footer shows them: what a new user needs first survives 80 columns. Cancel is always
+        # listed (hiding it while idle would rebuild the footer at every answer's start and end).
         Binding("ctrl+o", "app.conversations", "Chats"),
         Binding("ctrl+l", "app.choose_model", "Model"),
+        Binding("f1", "app.help", "Help"),
+        Binding("ctrl+q", "app.quit", "Quit"),   # (the app's priority binding runs it; this places it)
+        Binding("escape", "cancel_generation", "Cancel"),
+        Binding("ctrl+n", "new_conversation", "New"),
+        Binding("ctrl+b", "toggle_sampler", "Sampler"),
+        Binding("ctrl+g", "regenerate", "Regenerate"),
+        Binding("ctrl+k", "compare_revisions", "Compare"),
+        Binding("ctrl+f", "attach_image", "Image",
+                tooltip="Attach an image (greyed out: the loaded model is text-only)"),
+        Binding("ctrl+r", "replay", "Replay", show=False),   # (the footer is full at 110 columns)
+        Binding("ctrl+t", "toggle_thinking", "Thinking", show=False),
         Binding("ctrl+y", "copy_answer", "Copy", show=False),
         Binding("ctrl+shift+c", "copy_code", "Copy code", show=False),
         Binding("ctrl+up", "walk_turns(-1)", "Earlier message", show=False),
         Binding("ctrl+down", "walk_turns(1)", "Later message", show=False),
-        Binding("f1", "app.help", "Help"),
+        Binding("tab", "tab_from_prompt", "Focus next", show=False),
     ]
 
     def __init__(self, session: ChatSession):
@@ -82,9 +87,10 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
                     yield Static("", id="edit-banner", markup=False)
                     yield AttachmentBar(id="attachments")
                     yield Static("", id="completions", markup=False)
+                    yield SlashMenu(id="slash-menu")
                     with Horizontal(id="prompt-row"):
                         yield PromptInput(id="prompt", placeholder="Message · Enter sends · ctrl+j: new line · "
-                                          "/image PATH · /system TEXT · /fill ___")
+                                          "/ lists the commands")
                         yield TokenCount(id="token-count")
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
@@ -133,15 +139,28 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
             self.notify(f"{model.name} is text-only: remove the image attachments before sending.",
                         severity="warning", markup=False)
         self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
+        self.refresh_bindings()   # ctrl+f greys out for a text-only model
+        self.prompt.completes_paths = self.images_refused() is None
 
     async def show_examples(self, prompts: Sequence[str]) -> None:
         await self.transcript.show_examples(prompts)
 
     @on(ExamplePrompts.Chosen)
     def _example_chosen(self, message: ExamplePrompts.Chosen) -> None:
+        """One Enter or click on an example sends it, as if typed and sent."""
         message.stop()
         self.prompt.value = message.text
         self.prompt.focus()
+        self.prompt.post_message(PromptInput.Submitted(self.prompt, message.text))
+
+    def action_tab_from_prompt(self) -> None:
+        """Tab from the empty chat's message box goes to the first example prompt (the next focusable widget in
+        the layout is the transcript's scroll area, which shows no focus); elsewhere Tab moves on as usual."""
+        examples = self.query("ExamplePrompt")
+        if self.focused is self.prompt and examples and examples.first().display:
+            examples.first().focus()
+        else:
+            self.focus_next()
 
     def show_canvas_mode(self, mode: str) -> None:
         self.canvas_mode = mode

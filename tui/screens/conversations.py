@@ -1,4 +1,7 @@
-"""Saved conversations: open, search (full text), rename, delete and export to Markdown."""
+"""Saved conversations: open, search (full text), start a new one, rename, delete and export to Markdown.
+
+It opens with the search focused (typing searches at once; Down or Enter reach the list); each entry shows its
+id (what `diffusion-chat replay ID` takes) and the model that last answered in it."""
 
 from __future__ import annotations
 
@@ -17,14 +20,21 @@ from textual.widgets.option_list import Option
 
 from tui.store import ConversationStore, StoreError, export_file_name
 
+from ..words import count
 from .dialogs import ConfirmScreen, TextPromptScreen
 
 
+NEW_CONVERSATION = 0   # what the screen dismisses with for "new" (SQLite ids start at 1)
+NEW_OPTION_ID = "new"
+
+
 class ConversationsScreen(ModalScreen[int | None]):
-    """Dismisses with the id of the conversation to open, or None."""
+    """Dismisses with the id of the conversation to open, NEW_CONVERSATION, or None."""
 
     BINDINGS = [
         Binding("escape", "dismiss(None)", "Close"),
+        Binding("ctrl+n", "dismiss(0)", "New"),
+        Binding("down", "to_list", "List", show=False),
         Binding("ctrl+r", "rename", "Rename"),
         Binding("ctrl+d", "delete", "Delete"),
         Binding("ctrl+e", "export", "Export"),
@@ -40,25 +50,31 @@ class ConversationsScreen(ModalScreen[int | None]):
             super().__init__()
             self.conversation_id = conversation_id
 
-    def __init__(self, store: ConversationStore, focus_search: bool = False):
+    def __init__(self, store: ConversationStore):
         super().__init__(classes="dialog-screen")
         self.store = store
-        self.focus_search = focus_search
 
     def compose(self) -> ComposeResult:
         with Vertical(classes="dialog", id="conversations"):
             yield Static("Conversations", classes="dialog-title")
             yield Input(placeholder="Search all messages and titles…", id="conversation-search")
             yield OptionList(id="conversation-list")
-            yield Static("Enter open · ctrl+r rename · ctrl+d delete · ctrl+e export · Esc close",
-                         classes="dialog-hint")
+            yield Static("Type to search · Enter open · ctrl+n new · ctrl+r rename · ctrl+d delete · "
+                         "ctrl+e export · Esc close", classes="dialog-hint")
 
     def on_mount(self) -> None:
         self.refresh_list()
-        if self.focus_search:
-            self.query_one("#conversation-search").focus()
-        else:
-            self.query_one(OptionList).focus()
+        self.query_one("#conversation-search").focus()   # typing searches at once
+
+    def action_to_list(self) -> None:
+        option_list = self.query_one(OptionList)
+        if self.focused is not option_list:
+            option_list.focus()
+            if option_list.option_count > 1 and option_list.highlighted == 0 and not self._search_text():
+                option_list.highlighted = 1   # past "New conversation", to the most recent one
+
+    def _search_text(self) -> str:
+        return self.query_one("#conversation-search", Input).value.strip()
 
     def refresh_list(self) -> None:
         query = self.query_one("#conversation-search", Input).value.strip()
@@ -68,11 +84,11 @@ class ConversationsScreen(ModalScreen[int | None]):
                 for hit in self.store.search(query):
                     if hit.conversation_id not in seen:
                         seen.add(hit.conversation_id)
-                        prompt = Content(f"{hit.conversation_title}\n  {hit.snippet}")
+                        prompt = Content(f"{hit.conversation_title}\n  #{hit.conversation_id} · {hit.snippet}")
                         options.append(Option(prompt, id=str(hit.conversation_id)))
             else:
-                options = [
-                    Option(Content(f"{c.title}\n  {c.model} · {c.message_count} messages · "
+                options = [Option(Content("+ New conversation (ctrl+n)"), id=NEW_OPTION_ID)] + [
+                    Option(Content(f"{c.title}\n  #{c.id} · {c.model} · {count(c.message_count, 'message')} · "
                                    f"{c.updated_at.astimezone():%Y-%m-%d %H:%M}"), id=str(c.id))
                     for c in self.store.list()
                 ]
@@ -82,7 +98,7 @@ class ConversationsScreen(ModalScreen[int | None]):
         option_list = self.query_one(OptionList)
         option_list.set_options(options)
         if options:
-            option_list.highlighted = 0
+            option_list.highlighted = 1 if len(options) > 1 and not query else 0
         else:
             option_list.add_option(Option("No matching conversations." if query else "No saved conversations yet.",
                                           disabled=True))
@@ -94,20 +110,29 @@ class ConversationsScreen(ModalScreen[int | None]):
 
     @on(Input.Submitted, "#conversation-search")
     def _search_submitted(self, event: Input.Submitted) -> None:
+        """Enter in the search opens the highlighted entry (the best hit, or the most recent conversation)."""
         event.stop()
-        self.query_one(OptionList).focus()
+        option_list = self.query_one(OptionList)
+        if option_list.highlighted is not None:
+            self._open(option_list.get_option_at_index(option_list.highlighted).id)
 
     @on(OptionList.OptionSelected)
     def _opened(self, event: OptionList.OptionSelected) -> None:
         event.stop()
-        self.dismiss(int(event.option.id))
+        self._open(event.option.id)
+
+    def _open(self, option_id: str | None) -> None:
+        if option_id == NEW_OPTION_ID:
+            self.dismiss(NEW_CONVERSATION)
+        elif option_id is not None:
+            self.dismiss(int(option_id))
 
     def _highlighted_id(self) -> int | None:
         option_list = self.query_one(OptionList)
         if option_list.highlighted is None:
             return None
         option = option_list.get_option_at_index(option_list.highlighted)
-        return int(option.id) if option.id is not None else None
+        return int(option.id) if option.id not in (None, NEW_OPTION_ID) else None
 
     def action_rename(self) -> None:
         conversation_id = self._highlighted_id()

@@ -9,6 +9,7 @@ from engine.trajectory import decode
 
 from ..widgets.answer_text import SpanSelector
 from ..widgets.messages import AssistantMessage
+from ..words import count
 from .replay import ReplayScreen
 
 
@@ -48,7 +49,7 @@ class DiffusionKeys:
         revision = f", revision {place.number}/{place.count}" if place is not None and place.count > 1 else ""
         number = [a.message_id for a in self.transcript.query(AssistantMessage)].index(target.message_id) + 1
         meta = trajectory.meta
+        size = f"{count(len(trajectory.frames), 'step')} in {count(len(trajectory.blocks), 'block')}"
         self.app.push_screen(ReplayScreen(
-            trajectory, f"Replay of answer {number}{revision} · {meta.get('model') or '?'} · "
-                        f"{len(trajectory.frames)} steps in {len(trajectory.blocks)} blocks · Esc closes",
+            trajectory, f"Replay of answer {number}{revision} · {meta.get('model') or '?'} · {size} · Esc closes",
             self.canvas_mode))

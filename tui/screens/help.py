@@ -32,20 +32,21 @@ bright and bold once accepted, dim while still undecided, coloured from confiden
 | ctrl+t | thinking on/off for this conversation |
 | ctrl+f | attach an image by path (→ completes the path) |
 | ctrl+n | new conversation |
-| ctrl+o | conversations: open, search, rename (ctrl+r), delete (ctrl+d), export (ctrl+e) |
+| ctrl+o | conversations (type to search; each shows its id, for `diffusion-chat replay ID`): open, new (ctrl+n), rename (ctrl+r), delete (ctrl+d), export (ctrl+e) |
 | ctrl+l | choose or load a model |
 | ctrl+p | command palette: system prompt, edit last message, revisions, themes, canvas mode, export, … |
 | F1 | this help |
 | ctrl+q | quit |
+| ctrl+c | copy the selection; with nothing selected: cancel the answer being written, else ask to quit (ctrl+c again quits) |
 
-On a focused message:
+On a focused message (yours or an answer):
 
-| Key | On your message | On an answer |
-|---|---|---|
-| e | edit it in the message box; Enter resends it as a new branch (the old one stays) | |
-| [ / ] | previous / next branch (the edits sent at that place) | previous / next revision |
-| y / c / r | | copy the answer / its next code block / its reasoning |
-| v | | revise mode (the last answer): choose a span of it to write again in place |
+| Key | Action |
+|---|---|
+| e | your message: edit it in the message box; Enter resends it as a new branch (the old one stays) |
+| [ / ] | your message: previous / next branch · an answer: previous / next revision |
+| y / c / r | an answer: copy it / its next code block / its reasoning |
+| v | the last answer: revise mode, choose a span of it to write again in place |
 
 In **revise mode** (keys of their own; `r` there re-denoises instead of copying the reasoning):
 
@@ -60,7 +61,9 @@ In the **replay view** (ctrl+r): ← / → step, space play / pause, [ / ] or Pa
 next block, + / - speed, Home / End the first / last step, m candidates or noise, Esc closes. It draws the
 recorded steps in the live canvas's colours, with each block's steps, stop reason and LLaDA-2.1 edits.
 
-Commands typed in the message box: `/image PATH` attaches an image (DiffusionGemma checkpoints with a
+Commands typed in the message box (type `/` to list them, filtered as you type; Tab completes; a `/word` that
+is no command asks before it is sent as text, and `//word` sends `/word` without asking): `/help` this help,
+`/new`, `/chats`, `/model`, `/sampler`, `/thinking`, `/quit` as their keys do; `/image PATH` attaches an image (DiffusionGemma checkpoints with a
 vision tower only; → or Tab completes the path, image files listed first; chips above the input show a
 thumbnail, name, size and pixel size — click a chip to remove it). `/system TEXT` sets this conversation's
 system prompt (shown above the first turn, sent through the chat template from the next answer on);

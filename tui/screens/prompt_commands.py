@@ -1,5 +1,6 @@
 """The chat screen's prompt handling (a mixin of `ChatScreen`): what Enter does with the text — send it, resend
-an edited earlier message, `/image PATH`, `/system TEXT`, `/fill TEXT with ___ holes` — the image
+an edited earlier message, the slash commands of `tui.slash_commands` (an unknown one asks first), with their
+menu shown while one is typed — the image
 attachments, the `/image` path completions, and editing an earlier message in the prompt.
 
 Its handlers follow Textual's naming convention (`on_<widget>_<message>`), which works from a mixin.
@@ -7,53 +8,73 @@ Its handlers follow Textual's naming convention (`on_<widget>_<message>`), which
 
 from __future__ import annotations
 
-from textual.widgets import Static
+from textual.widgets import Static, TextArea
 
 from engine.errors import InputError
+
+from ..slash_commands import BY_NAME, split_command
 
 from ..widgets.attachments import inspect_attachment
 from ..widgets.messages import UserMessage
 from ..widgets.prompt import FILL_COMMAND, IMAGE_COMMAND, SYSTEM_COMMAND, PathSuggester, PromptInput
-from .dialogs import TextPromptScreen
+from ..widgets.slash_menu import SlashMenu
+from .dialogs import ConfirmScreen, TextPromptScreen
 
 EDIT_BANNER = ("Editing an earlier message: Enter sends it as a new branch from there (the old branch stays; "
                "[ and ] on the message switch between them) · Esc stops editing")
 COMPLETIONS_SHOWN = 12
 
 
-def _command(text: str, name: str) -> str | None:
-    """What follows `/name` (a space or a newline apart), or None if the text is not that command."""
-    name = name.strip()
-    if text == name:
-        return ""
-    if text.startswith(name) and text[len(name)].isspace():
-        return text[len(name):].strip()
-    return None
-
-
 class PromptCommands:
     async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
         text = event.value.strip()
-        image = _command(text, IMAGE_COMMAND)
-        if image is not None:
-            if self.attach(image):
-                self.prompt.value = ""
+        if text == "/":
+            return   # the menu lists the commands; a lone slash is not a message
+        split = split_command(text)
+        if split is None:
+            await self._send_text(text[1:] if text.startswith("//") else text)
             return
-        system = _command(text, SYSTEM_COMMAND)
-        if system is not None:
-            self.session.set_system_prompt(system)
+        word, rest = split
+        command = BY_NAME.get(word.lower())
+        if command is None or (command.action and rest):
+            self._ask_before_sending(word, text)
+        elif command.action:
             self.prompt.value = ""
-            return
-        fill = _command(text, FILL_COMMAND)
-        if fill is not None:
-            if await self.send_fill(fill):
-                self.prompt.remember(text)
+            await self.run_action(command.action)
+        elif command.name == IMAGE_COMMAND.strip():
+            if self.attach(rest):
                 self.prompt.value = ""
-            return
+        elif command.name == SYSTEM_COMMAND:
+            self.session.set_system_prompt(rest)
+            self.prompt.value = ""
+        elif command.name == FILL_COMMAND and await self.send_fill(rest):
+            self.prompt.remember(text)
+            self.prompt.value = ""
+
+    async def _send_text(self, text: str) -> None:
         if text and await self.send(text):
             self.prompt.remember(text)
             self.prompt.value = ""
+
+    def _ask_before_sending(self, word: str, text: str) -> None:
+        """A slash word that is no command (a typo, or a path): sent as a message only once confirmed."""
+        async def answered(send: bool | None) -> None:
+            if send:
+                await self._send_text(text)
+            else:
+                self.prompt.focus()
+
+        self.app.push_screen(ConfirmScreen(f"{word} is not a command (type / to list them). Send the message "
+                                           "to the model as text?", confirm_label="Send as text"), answered)
+
+    def on_text_area_changed(self, event: TextArea.Changed) -> None:
+        if event.text_area is self.prompt:
+            self.query_one(SlashMenu).follow(self.prompt.value, self.unavailable_commands())
+
+    def unavailable_commands(self) -> dict[str, str]:
+        refused = self.images_refused()
+        return {IMAGE_COMMAND.strip(): refused} if refused else {}
 
     async def send(self, text: str) -> bool:
         """Send the prompt's text with the attachments: a new turn, or the edit of an earlier message."""
@@ -118,7 +139,24 @@ class PromptCommands:
         completions.update(listed + ("   (→ or Tab completes)" if names else ""))
         completions.display = bool(names)
 
+    def images_refused(self) -> str | None:
+        """Why no image can be attached now (a text-only model), or None."""
+        model = self.session.model
+        if model is not None and not model.supports_images:
+            return f"{model.name} is text-only and cannot read images."
+        return None
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None: shown disabled in the footer (its tooltip says why), and the key does nothing.
+        if action == "attach_image" and self.images_refused():
+            return None
+        return super().check_action(action, parameters)
+
     def action_attach_image(self) -> None:
+        refused = self.images_refused()
+        if refused:   # (the palette can still call it) before any path is asked for
+            self.notify(refused, severity="warning")
+            return
         self.app.push_screen(
             TextPromptScreen("Attach an image", placeholder="path to a PNG, JPEG, WebP, … file",
                              suggester=PathSuggester(), hint="→ completes the path · Enter attaches · Esc cancels"),
@@ -127,13 +165,14 @@ class PromptCommands:
 
     def attach(self, path: str) -> bool:
         """Check and attach an image; every refusal is one notice and nothing is attached."""
+        refused = self.images_refused()
+        if refused:
+            self.notify(refused, severity="error")
+            return False
         if not path:
             self.notify("Give a path: /image PATH", severity="warning")
             return False
         model = self.session.model
-        if model is not None and not model.supports_images:
-            self.notify(f"{model.name} is text-only and cannot read images.", severity="error")
-            return False
         try:
             attachment = inspect_attachment(path, model.image_budget if model is not None else None)
         except InputError as exc:

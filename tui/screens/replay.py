@@ -22,6 +22,7 @@ from engine.trajectory import BlockRecord, Trajectory
 from ..widgets.block_steps import BlockSteps, edits_text
 from ..widgets.canvas import CANVAS_MODES, MASK_GLYPH, CanvasMode, DenoisingCanvas, TokenTexts
 from ..widgets.printable import flowing
+from ..words import block_position, count, human
 
 SPEEDS = (1, 2, 4, 8, 16, 32, 64)   # steps per second
 DEFAULT_SPEED = 8
@@ -139,9 +140,9 @@ class ReplayScreen(Screen[None]):
         block = self.blocks.block_of(self.index)
         record = self.blocks.records[block]
         accepted = self.blocks.accepted[block]
-        stats = f"block {frame.block + 1}: {len(accepted)} steps"
+        stats = f"block {frame.block + 1}: {count(len(accepted), 'step')}"
         if record is not None:
-            stats += f", {record.stop_reason.replace('_', ' ')}{',' + edits_text(record.edits) if record.edits else ''}"
+            stats += f", {human(record.stop_reason)}{',' + edits_text(record.edits) if record.edits else ''}"
         stats += f" · accepted per step {sum(accepted) / max(len(accepted), 1):.1f} (" + " ".join(map(str, accepted))
         self.query_one("#replay-block", Static).update(stats + ")")
         before = "".join(r.content_delta for r in self.blocks.records[:block] if r is not None)
@@ -152,10 +153,10 @@ class ReplayScreen(Screen[None]):
     def _show_position(self) -> None:
         frame = self.trajectory.frames[self.index]
         state = "playing" if self.playing else "paused"
+        block = block_position(self.blocks.block_of(self.index), len(self.blocks.first_frames), at_most=False)
         self.query_one("#replay-position", Static).update(
-            f"step {self.index + 1}/{self.frame_count} (block {self.blocks.block_of(self.index) + 1}/"
-            f"{len(self.blocks.first_frames)}, its step {frame.step + 1}/{frame.max_steps}) · {state} · "
-            f"{self.speed} steps/s · ←/→ step")
+            f"step {self.index + 1}/{self.frame_count} ({block}, its step {frame.step + 1}/{frame.max_steps}) · "
+            f"{state} · {self.speed} steps/s · ←/→ step")
 
     # ---- keys -----------------------------------------------------------------------------------------------
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ..words import human, per_block
 from .records import Conversation, Revision
 
 _STOPPED = {"cancelled": "*(cancelled)*", "error": "*(stopped by an error)*"}
@@ -32,7 +33,11 @@ def to_markdown(
     lines = [f"# {conversation.title}", ""]
     lines.append(f"- Model: `{conversation.model}`")
     lines.append(f"- Started: {conversation.created_at.astimezone():%Y-%m-%d %H:%M}")
-    lines.append(f"- Thinking: {'on' if conversation.think else 'off'}")
+    answers = [m for m in conversation.messages if m.role == "assistant"]
+    thought = sum(_thought(m.reasoning, m.stats) for m in answers)
+    # Per answer, not the conversation's switch as it is now (it may have been flipped since).
+    lines.append(f"- Thinking: in {thought} of {len(answers)} answers" if answers else
+                 f"- Thinking: {'on' if conversation.think else 'off'} for the next answer")
     if conversation.system_prompt is not None:
         lines += ["", "## System prompt", "", conversation.system_prompt.strip()]
     for message in conversation.messages:
@@ -41,6 +46,8 @@ def to_markdown(
         if count > 1:
             lines += [f"*(Branch {place} of {count} here; the other branches are not in this export.)*", ""]
         lines += _body(message.content, message.reasoning, message.status, message.images)
+        if message.role == "assistant" and not revisions.get(message.id):
+            lines += ["", f"*thinking {'on' if _thought(message.reasoning, message.stats) else 'off'}*"]
         lines += _revisions(message.revision, revisions.get(message.id, ()))
     return "\n".join(lines) + "\n"
 
@@ -61,8 +68,10 @@ def _revisions(current_number: int | None, revisions: Sequence[Revision]) -> lis
     current = next((revision for revision in revisions if revision.number == current_number), None)
     others = sorted((revision for revision in revisions if revision is not current), key=lambda r: -r.number)
     lines = []
-    if current is not None and (others or current.settings or current.stats):
-        lines += ["", "*" + " · ".join([f"Revision {current.number} of {len(revisions)}", *_made_with(current)]) + "*"]
+    if current is not None:
+        numbered = [f"Revision {current.number} of {len(revisions)}"] if others or current.settings or current.stats \
+            else []
+        lines += ["", "*" + " · ".join([*numbered, *_made_with(current)]) + "*"]
     if others:
         lines += ["", "<details>", f"<summary>Other revisions ({len(others)})</summary>"]
         for revision in others:
@@ -74,9 +83,28 @@ def _revisions(current_number: int | None, revisions: Sequence[Revision]) -> lis
     return lines
 
 
+def _thought(reasoning: str, stats: Mapping | None) -> bool:
+    """Whether an answer was made thinking: what its stats say, else whether it has reasoning."""
+    if stats and "think" in stats:
+        return bool(stats["think"])
+    return bool(reasoning)
+
+
 def _made_with(revision: Revision) -> list[str]:
-    parts = []
+    parts = [f"thinking {'on' if _thought(revision.reasoning, revision.stats) else 'off'}"]
     for name, values in (("settings", revision.settings), ("stats", revision.stats)):
-        if values:
-            parts.append(f"{name}: " + ", ".join(f"{key}={value}" for key, value in sorted(values.items())))
+        shown = {key: value for key, value in (values or {}).items() if key != "think"}
+        if shown:
+            parts.append(f"{name}: " + ", ".join(_value_text(key, value) for key, value in sorted(shown.items())))
     return parts
+
+
+def _value_text(key: str, value) -> str:
+    """One setting or stat; the per-block lists as numbers a person reads (`b1 32 32 · b2 16 8 8`)."""
+    if key == "accepted_per_step" and isinstance(value, list):
+        return "accepted per step " + (per_block(value) if value else "-")
+    if isinstance(value, list) and all(isinstance(v, (int, float)) for v in value):
+        return f"{human(key)} " + (" ".join(map(str, value)) or "-")
+    if isinstance(value, str):
+        return f"{key}={human(value)}"
+    return f"{key}={value}"

@@ -196,6 +196,10 @@ class ConversationStore:
         """Whether the model thinks before answering in this conversation."""
         self._update_conversation(conversation_id, "think", _flag(think))
 
+    def set_model(self, conversation_id: int, model: str) -> None:
+        """The model the conversation was last answered by (what the conversation list shows)."""
+        self._update_conversation(conversation_id, "model", model)
+
     def set_system_prompt(self, conversation_id: int, text: str | None) -> None:
         """The conversation's system prompt; None or blank text removes it."""
         self._update_conversation(conversation_id, "system_prompt", _prompt(text))

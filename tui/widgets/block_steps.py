@@ -18,6 +18,7 @@ from textual.renderables.sparkline import Sparkline
 from textual.widget import Widget
 
 from ..store import Message
+from ..words import count
 
 # Wider sparklines only stretch the same few bars.
 MAX_SPARK_WIDTH = 16
@@ -120,7 +121,7 @@ class BlockSteps(Widget):
         self._set_tooltip()
 
     def _set_tooltip(self) -> None:
-        self.tooltip = "\n".join(f"block {block + 1}: {len(counts)} steps, accepted per step "
+        self.tooltip = "\n".join(f"block {block + 1}: {count(len(counts), 'step')}, accepted per step "
                                  + " ".join(map(str, counts)) + (f",{edits_text(self.edits_of(block))}"
                                                                  if self.edits_of(block) else "")
                                  for block, counts in self._blocks) or None

@@ -29,6 +29,7 @@ from textual.widget import Widget
 from engine.events import Step
 
 from .printable import one_line
+from ..words import block_position
 
 CanvasMode = Literal["candidates", "noise"]
 CANVAS_MODES: tuple[CanvasMode, ...] = ("candidates", "noise")
@@ -160,7 +161,7 @@ class DenoisingCanvas(Widget):
         step = self.step
         if step is None:
             return ""
-        block = f"block {step.block + 1}/{self.total_blocks}" if self.total_blocks else f"block {step.block + 1}"
+        block = block_position(step.block, self.total_blocks, at_most=True)
         start = step.prompt_positions
         # A fill's given positions are settled from the start: the count is of the holes' positions.
         open_ = ~step.fixed[start:] if step.fixed is not None else np.ones(len(step.canvas) - start, bool)

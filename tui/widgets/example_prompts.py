@@ -1,6 +1,6 @@
 """Example prompts under the empty chat's welcome text: the loaded demo's own, measured to be answered right.
 
-Clicking one (or focusing it and pressing Enter) puts it in the prompt; the user still sends it.
+Clicking one (or Tab to it and Enter) sends it. Focus shows as a reversed bar, visible in every theme.
 """
 
 from __future__ import annotations
@@ -20,12 +20,17 @@ class ExamplePrompt(Static, can_focus=True):
         padding: 0 1;
         color: $text-accent;
     }
-    ExamplePrompt:hover, ExamplePrompt:focus {
+    ExamplePrompt:hover {
         background: $boost;
         text-style: underline;
     }
+    ExamplePrompt:focus {
+        background: $accent;
+        color: $text;
+        text-style: bold;
+    }
     """
-    BINDINGS = [Binding("enter", "choose", "Use this prompt", show=False)]
+    BINDINGS = [Binding("enter", "choose", "Send this prompt", show=False)]
 
     def __init__(self, text: str):
         super().__init__(f"› {text}", markup=False)
@@ -60,6 +65,7 @@ class ExamplePrompts(Vertical):
         self.display = bool(self.prompts)
 
     def compose(self):
-        yield Static("Try one of these (click, or Tab to it and press Enter):", classes="examples-title", markup=False)
+        yield Static("Try one of these (click, or Tab to it and press Enter to send it):", classes="examples-title",
+                     markup=False)
         for text in self.prompts:
             yield ExamplePrompt(text)

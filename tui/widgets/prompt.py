@@ -1,5 +1,6 @@
 """The message input: several lines, Enter sends, shift+enter / ctrl+j start a new line, Up on the first line and
-Down on the last walk through earlier prompts, and `/image PATH` completes file paths (images first)."""
+Down on the last walk through earlier prompts, Tab completes a slash command's name, and `/image PATH`
+completes file paths (images first)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,9 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.suggester import Suggester
 from textual.widgets import TextArea
+
+from ..slash_commands import completion as command_completion
+from ..slash_commands import typed_command_word
 
 IMAGE_COMMAND = "/image "
 SYSTEM_COMMAND = "/system"
@@ -104,6 +108,7 @@ class PromptInput(TextArea):
         self._history_index = 0
         self._draft = ""
         self._completions: tuple[str, ...] = ()
+        self.completes_paths = True   # off while the loaded model is text-only: no `/image` path to complete
 
     @property
     def value(self) -> str:
@@ -136,9 +141,11 @@ class PromptInput(TextArea):
         """TextArea's hook after every edit and cursor move: complete `/image PATH` at the end of the text."""
         text = self.text
         completion = PathCompletion("")
-        if text.startswith(IMAGE_COMMAND) and "\n" not in text and self.cursor_at_end_of_text:
+        typing_a_path = text.startswith(IMAGE_COMMAND) and "\n" not in text and self.cursor_at_end_of_text
+        if self.completes_paths and typing_a_path:
             completion = complete_path(text[len(IMAGE_COMMAND):])
-        self.suggestion = completion.completion
+        command_word = typed_command_word(text) if self.cursor_at_end_of_text else None
+        self.suggestion = command_completion(command_word) if command_word else completion.completion
         if completion.names != self._completions:
             self._completions = completion.names
             self.post_message(self.Completions(completion.names))

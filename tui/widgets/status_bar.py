@@ -11,6 +11,11 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import Sparkline
 
+from ..words import short_model_name
+
+
+MODEL_MAX, MODEL_STUB = 28, 6   # columns for the model id: at most, and at least
+
 
 class StatusText(Widget):
     """The text part; redrawn without a layout pass (it changes with every denoising step)."""
@@ -62,7 +67,11 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def set_model(self, name: str | None, family_label: str = "") -> None:
-        self.model, self.family = name or "no model", family_label
+        # A long id (a server may report the model's path) would push the numbers off the line: shortened here,
+        # in full in the tooltip.
+        self.model = name or "no model"   # shortened to what the line leaves it (see _redraw)
+        self.family = family_label.split(", ")[0] + ")" if "(remote, " in family_label else family_label
+        self.tooltip = f"{name} · {family_label}" if name else None
         self._redraw()
 
     def set_thinking(self, on: bool) -> None:
@@ -85,14 +94,22 @@ class StatusBar(Horizontal):
         shown = bool(counts)
         if spark.display != shown:
             spark.display = shown
+            self._redraw()   # the text's room changed
+
+    def on_resize(self) -> None:
+        self._redraw()
 
     def _redraw(self) -> None:
-        parts = [self.model]
+        parts = []
         if self.family:
             parts.append(self.family)
         parts.append("thinking on" if self.thinking else "thinking off")
         parts.append(self.activity)
-        self.text = " │ ".join(parts)
+        rest = " │ ".join(parts)
+        # The numbers matter more than the whole model id: the id gets what the line leaves (at least a stub).
+        width = self.size.width - (25 if self.live_steps else 0) if self.is_mounted and self.size.width else 0
+        limit = max(MODEL_STUB, min(MODEL_MAX, width - len(rest) - 3)) if width else MODEL_MAX
+        self.text = f"{short_model_name(self.model, limit)} │ {rest}"
         if self.is_mounted:
             status = self.query_one(StatusText)
             status.text = self.text

@@ -22,7 +22,8 @@ WELCOME = (
     "canvas under it.\n"
     "F1 help · ctrl+g regenerate · ctrl+k compare · ctrl+r replay · ctrl+b sampler · ctrl+t thinking · ctrl+f image · "
     "ctrl+p commands\n"
-    "/fill Text with ___ holes ___ in it. fills the blanks · v on a focused answer (ctrl+up) revises a span of it"
+    "/ lists the commands (/fill Text with ___ holes fills the blanks, /system, /image, /help) · v on a focused "
+    "answer (ctrl+up) revises a span of it · ctrl+o continues a saved conversation"
 )
 
 
