@@ -34,19 +34,22 @@ class ReplayError(Exception):
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    from .cli_common import Parser
+    from .cli_common import Parser, number
 
     parser = Parser(prog="diffusion-chat replay", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", metavar="FILE|CONVERSATION",
                         help="a trajectory file, or a conversation's id or exact title in the conversation store")
-    parser.add_argument("--message", type=int, metavar="N",
+    parser.add_argument("--message", type=number(int), metavar="N",
                         help="the conversation's N-th answer (1 = first; default: the last one with a recording)")
-    parser.add_argument("--revision", type=int, metavar="R", help="the answer's revision R (default: the current one)")
+    parser.add_argument("--revision", type=number(int, 0), metavar="R",
+                        help="the answer's revision R (default: the current one)")
     parser.add_argument("--blocks", action="store_true", help="print one summary per block instead of every step")
     parser.add_argument("--export", metavar="FILE", help="write an animated .svg or .gif of the canvas resolving")
-    parser.add_argument("--width", type=int, default=80, metavar="CELLS", help="canvas width of an export (80)")
-    parser.add_argument("--fps", type=float, default=8.0, help="denoising steps per second of an export (8)")
+    parser.add_argument("--width", type=number(int, 8, 1000), default=80, metavar="CELLS",
+                        help="canvas width of an export (80)")
+    parser.add_argument("--fps", type=number(float, 0.1, 1000), default=8.0,
+                        help="denoising steps per second of an export (8)")
     return parser
 
 
@@ -55,8 +58,6 @@ def run_replay(argv: Sequence[str]) -> int:
 
     args = replay_parser().parse_args(argv)
     try:
-        if args.width < 8 or not args.fps > 0:
-            raise ReplayError("--width must be at least 8 and --fps above 0")
         trajectory = decode(load_source(args.source, args.message, args.revision))
         if not trajectory.frames:
             raise ReplayError("the trajectory has no denoising steps to replay")

@@ -11,7 +11,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
-import json
 from dataclasses import dataclass
 
 import anyio
@@ -21,7 +20,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from .. import wire
+from .. import bounded_json, wire
 from ..events import BlockCommitted, Finished, GenerationFailed, GenerationRequest, ModelInfo, Started
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
@@ -136,7 +135,9 @@ async def read_json(request: Request, limit: int):
         if len(body) > limit:
             raise too_large(len(body), limit)
     try:
-        return json.loads(body)
+        return bounded_json.loads(body)
+    except bounded_json.JSONDepthError as exc:
+        raise APIError(400, f"the request body is nested too deeply: {exc}", "invalid_json") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise APIError(400, f"the request body is not valid JSON ({str(exc).splitlines()[0]})", "invalid_json")
 
