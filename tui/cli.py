@@ -146,6 +146,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_app(argv)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader stopped early (`| head -2`): not an error. Stdout goes to /dev/null so the interpreter's
+        # final flush of it does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # the promise: one line, never a traceback
         if os.environ.get("DIFFUSION_CHAT_DEBUG"):
             raise

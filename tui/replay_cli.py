@@ -29,6 +29,10 @@ SVG or GIF in the default theme's colours.
 UNSETTLED = "░"
 
 
+# The largest trajectory file read (recordings are capped at 16 MiB per conversation by default).
+MAX_FILE_BYTES = 64 << 20
+
+
 class ReplayError(Exception):
     """A refusal, printed as one line."""
 
@@ -77,6 +81,10 @@ def load_source(source: str, message: int | None, revision: int | None) -> bytes
         if message is not None or revision is not None:
             raise ReplayError("--message and --revision choose an answer of a conversation, not of a file")
         try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise ReplayError(f"{source} is {size / 2**20:.0f} MiB; a trajectory file is at most "
+                                  f"{MAX_FILE_BYTES >> 20} MiB")
             return path.read_bytes()
         except OSError as exc:
             raise ReplayError(f"cannot read {source}: {exc.strerror or exc}") from None
@@ -126,7 +134,10 @@ def _conversation(store, source: str):
     from .store import NotFoundError
 
     if source.strip().isdigit():
-        return store.get(int(source))
+        digits = source.strip()
+        if len(digits) > 18:   # past SQLite's 64-bit ids (and Python's digit limit): no such conversation
+            raise NotFoundError(f"no conversation with id {digits[:20]}{'...' if len(digits) > 20 else ''}")
+        return store.get(int(digits))
     matches = [c for c in store.list() if c.title == source.strip()]
     if len(matches) != 1:
         raise NotFoundError(f"no conversation or file named {source!r}" if not matches else
