@@ -42,6 +42,7 @@ class FillText:
         self.filling = filling
         self.content = ""
         self.reasoning = ""
+        self._delivered = 0          # pieces of the filling's text already in `content`
 
     def feed(self, ids) -> tuple[str, str]:
         return self._advance(), ""
@@ -51,7 +52,8 @@ class FillText:
         return "", ""
 
     def _advance(self) -> str:
-        delta = self.filling.text[len(self.content):]
+        delta = "".join(self.filling.pieces[self._delivered:])
+        self._delivered = len(self.filling.pieces)
         self.content += delta
         return delta
 
@@ -78,8 +80,9 @@ class FillRun:
                            for r in np.flatnonzero(~self.run_is_hole)}
         self.run_ids: list[int] = []          # the kept ids of the run being emitted
         self.runs_done = 0
-        self.text = ""                        # the text of every complete run
-        self.hole_spans: list[tuple[int, int]] = []   # each complete hole's filling in `text`, in hole order
+        self.pieces: list[str] = []           # the text of every complete run, in order
+        self.length = 0                       # of that text, in characters
+        self.hole_spans: list[tuple[int, int]] = []   # each complete hole's filling in that text, in hole order
         self._anchor = _anchor_id(tokenizer)
 
     def encoder_prompt(self, prompt_ids: list[int]) -> list[int]:
@@ -125,12 +128,13 @@ class FillRun:
         while self.runs_done < run:
             done = self.runs_done
             if self.run_is_hole[done]:
-                start = len(self.text)
-                self.text += self._decode_alone(self.run_ids)
-                self.hole_spans.append((start, len(self.text)))
+                piece = self._decode_alone(self.run_ids)
+                self.hole_spans.append((self.length, self.length + len(piece)))
             else:
                 given = self.given_text.get(done)
-                self.text += given if given is not None else self._decode_alone(self.run_ids)
+                piece = given if given is not None else self._decode_alone(self.run_ids)
+            self.pieces.append(piece)
+            self.length += len(piece)
             self.run_ids = []
             self.runs_done += 1
 
@@ -146,8 +150,8 @@ class FillRun:
         return both[len(head):] if both.startswith(head) else self.tokenizer.decode(ids)
 
     def spans(self, content: str) -> tuple[tuple[int, int], ...]:
-        """Character spans of the fillings so far, clipped to the text delivered so far."""
-        return tuple((min(a, len(content)), min(b, len(content))) for a, b in self.hole_spans)
+        """Character spans of the fillings so far (`content`, FillText's, holds every complete run)."""
+        return tuple(self.hole_spans)
 
 
 def _anchor_id(tokenizer) -> int | None:
