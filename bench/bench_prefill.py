@@ -9,6 +9,9 @@ quadratic term's share of the last pass: near 0 when attention per pass grows li
     experts), for the lengths given by --mid-size-tokens (default 1k and 8k: 32k takes minutes on 2 cores),
     unless --skip-mid-size.
 
+With --mlx-vlm-python PYTHON (an interpreter that has mlx-vlm) the DiffusionGemma fixture's prefill is also
+timed in mlx-vlm (bench/mlx_vlm_prefill.py, its own loader and `diffusion_prefill_cache`) at the same lengths.
+
 With --compare-one-pass the fixtures are also encoded in a single pass over the whole prompt (the encoder
 before chunking) at the lengths given by --one-pass-tokens, to show what chunking saves.
 
@@ -95,6 +98,7 @@ def main() -> None:
     parser.add_argument("--mid-size-tokens", type=int, nargs="+", default=[1024, 8192])
     parser.add_argument("--skip-mid-size", action="store_true")
     parser.add_argument("--compare-one-pass", action="store_true")
+    parser.add_argument("--mlx-vlm-python", help="an interpreter with mlx-vlm installed: compare its prefill")
     parser.add_argument("--one-pass-tokens", type=int, nargs="+", default=[1024, 8192])
     args = parser.parse_args()
 
@@ -107,6 +111,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             write_random_dg_checkpoint(Path(folder))
             results.append(bench(Path(folder), "mid-size random DiffusionGemma", args.mid_size_tokens))
+    if args.mlx_vlm_python:
+        import subprocess
+
+        command = [args.mlx_vlm_python, str(ROOT / "bench" / "mlx_vlm_prefill.py"), str(FIXTURES / "dg_text"),
+                   "--tokens", *map(str, args.tokens)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        results.append({"checkpoint": "dg_text (tiny fixture), mlx-vlm",
+                        **(json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr[-500:]})})
     print(json.dumps({
         "machine": {"platform": platform.platform(), "mlx": mx.__version__, "device": str(mx.default_device()),
                     "blas": _blas.describe()},
