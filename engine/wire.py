@@ -99,7 +99,9 @@ def _texts(value: Any, allowed: set[int]) -> dict[int, str]:
 
 
 def _shown(value: Any) -> str:
-    text = repr(value) if not isinstance(value, int) or abs(value) < 10**30 else f"an integer of {len(str(value))} digits"
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
     return text if len(text) <= 40 else text[:37] + "..."
 
 
@@ -186,8 +188,8 @@ def decode_block(data: Any, content: str, reasoning: str) -> BlockCommitted:
         ids = tuple(_ids(data["token_ids"], "token_ids").tolist())
         if not isinstance(data["stop_reason"], str) or len(data["stop_reason"]) > MAX_LABEL:
             raise WireError("a diffusion_block's stop_reason must be a short string")
-        return BlockCommitted(block=whole(data["block"], "block", 0, MAX_BLOCKS - 1), token_ids=ids, committed=ids, content_delta=content,
-                              reasoning_delta=reasoning, steps=whole(data["steps"], "steps"),
+        return BlockCommitted(block=whole(data["block"], "block", 0, MAX_BLOCKS - 1), token_ids=ids, committed=ids,
+                              content_delta=content, reasoning_delta=reasoning, steps=whole(data["steps"], "steps"),
                               stop_reason=data["stop_reason"])
     except (KeyError, TypeError) as exc:
         raise WireError(f"malformed diffusion_block ({exc})") from None

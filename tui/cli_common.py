@@ -37,7 +37,8 @@ def number(kind: type, low: float | None = None, high: float | None = None) -> C
         if value is None or (kind is float and not math.isfinite(value)):
             raise argparse.ArgumentTypeError(f"must be {noun}, not {_quoted(text)}")
         if not lowest <= value <= highest:
-            raise argparse.ArgumentTypeError(f"must be {noun} in {_bound(lowest)}..{_bound(highest)}, not {_quoted(text)}")
+            raise argparse.ArgumentTypeError(
+                f"must be {noun} in {_bound(lowest)}..{_bound(highest)}, not {_quoted(text)}")
         return value
 
     parse.__name__ = kind.__name__   # argparse names the type in "invalid int value" messages
