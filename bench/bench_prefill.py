@@ -1,16 +1,21 @@
 """Long-prompt encoding benchmark (not a test). Prints one JSON object.
 
-Times the prefill (the encoder pass over the prompt, `network.prefill`) of 1k / 8k / 32k-token prompts and
-records its peak memory (`mx.get_peak_memory()` after `mx.reset_peak_memory()`), on
+Times the prefill (the encoder pass over the prompt, `network.prefill`) of 8k / 32k (and with --tokens, 128k)
+token prompts: tokens/s, peak memory (`mx.get_peak_memory()` after `mx.reset_peak_memory()`) and the cost of
+each pass against what was cached before it (`passes`: a linear fit seconds = a + b * cached, its R^2, and a
+quadratic term's share of the last pass: near 0 when attention per pass grows linearly with the cache), on
   * the tiny DiffusionGemma and LLaDA-2 test fixtures, and
   * the mid-size random DiffusionGemma of `bench/random_checkpoint.py` (hidden 512, 8 layers, 8 heads, 32
     experts), for the lengths given by --mid-size-tokens (default 1k and 8k: 32k takes minutes on 2 cores),
     unless --skip-mid-size.
 
+With --mlx-vlm-python PYTHON (an interpreter that has mlx-vlm) the DiffusionGemma fixture's prefill is also
+timed in mlx-vlm (bench/mlx_vlm_prefill.py, its own loader and `diffusion_prefill_cache`) at the same lengths.
+
 With --compare-one-pass the fixtures are also encoded in a single pass over the whole prompt (the encoder
 before chunking) at the lengths given by --one-pass-tokens, to show what chunking saves.
 
-Usage: python bench/bench_prefill.py [--tokens 1024 8192 32768] [--mid-size-tokens 1024 8192]
+Usage: python bench/bench_prefill.py [--tokens 8192 32768 131072] [--mid-size-tokens 1024 8192]
        [--skip-mid-size] [--compare-one-pass] [--one-pass-tokens 1024 8192]
 """
 
@@ -45,17 +50,38 @@ def measure(model, tokens: int, one_pass: bool = False) -> dict:
     try:
         mx.synchronize()
         mx.reset_peak_memory()
+        marks = []
         began = time.perf_counter()
-        cache = model.network.prefill(ids)
+        cache = model.network.prefill(ids, progress=lambda done, total: marks.append((done, time.perf_counter())))
         mx.synchronize()
-        seconds = time.perf_counter() - began
+        ended = time.perf_counter()
+        seconds = ended - began
     finally:
         chunking.MIN_CHUNK, chunking.MAX_CHUNK = limits
     row = {"prompt_tokens": tokens, "encoded": cache.offset, "one_pass": one_pass, "prefill_s": round(seconds, 2),
-           "tokens_per_s": round(tokens / seconds, 1), "peak_memory_mib": round(mx.get_peak_memory() / 2**20, 1)}
+           "tokens_per_s": round(tokens / seconds, 1), "peak_memory_mib": round(mx.get_peak_memory() / 2**20, 1),
+           "passes": pass_costs([(0, began), *marks, (tokens, ended)])}
     del cache
     mx.clear_cache()
     return row
+
+
+def pass_costs(marks: list[tuple[int, float]]) -> dict:
+    """Each pass's seconds against the tokens cached before it (the first pass is left out: it also warms the
+    allocator), fitted linearly; with a quadratic fit, what share of the last pass its square term makes."""
+    cached = np.array([done for done, _ in marks[:-1]], float)[1:]
+    cost = np.diff([t for _, t in marks])[1:]
+    if len(cost) < 3:
+        return {"count": len(cost) + 1}
+    slope, intercept = np.polyfit(cached, cost, 1)
+    predicted = intercept + slope * cached
+    r2 = 1 - np.sum((cost - predicted) ** 2) / max(np.sum((cost - cost.mean()) ** 2), 1e-30)
+    square, *_ = np.polyfit(cached, cost, 2)
+    last = cost[-1]
+    return {"count": len(cost) + 1, "first_s": round(float(cost[0]), 4), "last_s": round(float(last), 4),
+            "linear_intercept_s": round(float(intercept), 5), "linear_s_per_1k_cached": round(float(slope) * 1e3, 6),
+            "linear_r2": round(float(r2), 4),
+            "quadratic_share_of_last": round(float(square * cached[-1] ** 2 / last), 4)}
 
 
 def bench(path: Path, label: str, lengths, one_pass_lengths=()) -> dict:
@@ -68,10 +94,11 @@ def bench(path: Path, label: str, lengths, one_pass_lengths=()) -> dict:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--tokens", type=int, nargs="+", default=[1024, 8192, 32768])
+    parser.add_argument("--tokens", type=int, nargs="+", default=[8192, 32768])
     parser.add_argument("--mid-size-tokens", type=int, nargs="+", default=[1024, 8192])
     parser.add_argument("--skip-mid-size", action="store_true")
     parser.add_argument("--compare-one-pass", action="store_true")
+    parser.add_argument("--mlx-vlm-python", help="an interpreter with mlx-vlm installed: compare its prefill")
     parser.add_argument("--one-pass-tokens", type=int, nargs="+", default=[1024, 8192])
     args = parser.parse_args()
 
@@ -84,6 +111,14 @@ def main() -> None:
         with tempfile.TemporaryDirectory() as folder:
             write_random_dg_checkpoint(Path(folder))
             results.append(bench(Path(folder), "mid-size random DiffusionGemma", args.mid_size_tokens))
+    if args.mlx_vlm_python:
+        import subprocess
+
+        command = [args.mlx_vlm_python, str(ROOT / "bench" / "mlx_vlm_prefill.py"), str(FIXTURES / "dg_text"),
+                   "--tokens", *map(str, args.tokens)]
+        done = subprocess.run(command, capture_output=True, text=True)
+        results.append({"checkpoint": "dg_text (tiny fixture), mlx-vlm",
+                        **(json.loads(done.stdout) if done.returncode == 0 else {"error": done.stderr[-500:]})})
     print(json.dumps({
         "machine": {"platform": platform.platform(), "mlx": mx.__version__, "device": str(mx.default_device()),
                     "blas": _blas.describe()},

@@ -7,7 +7,8 @@ import importlib
 from typing import Iterator, Sequence
 
 from .context import fit_max_tokens
-from .errors import InputError
+from . import threads
+from .errors import EngineError, InputError
 from .events import BlockCommitted, Event, Finished, Prefilling, Step
 from .fill import as_template, tokenize
 from .families import FAMILIES
@@ -47,6 +48,8 @@ def generate(
     `record` attaches the generation's trajectory (engine.trajectory, bytes) to `Finished.trajectory`.
     """
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
+    if threads.shutting_down():
+        raise EngineError("the program is exiting: no new generation starts")
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
         raise InputError("give either messages or prompt_ids")
@@ -67,8 +70,9 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
-    return _start(model, list(prompt_ids), settings, randomness, cancel, session, progress, template, record,
-                  **extra)
+    # Ended at its next event when the interpreter exits mid-generation (engine.threads explains the abort).
+    return threads.stop_at_shutdown(_start(model, list(prompt_ids), settings, randomness, cancel, session,
+                                           progress, template, record, **extra))
 
 
 def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, progress=None,

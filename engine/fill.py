@@ -27,10 +27,9 @@ This module is plain Python and NumPy (no MLX), so an app can build and check te
 
 from __future__ import annotations
 
-import os
 import re
 from dataclasses import dataclass
-from typing import Callable, Sequence, Union
+from typing import Callable, Union
 
 import numpy as np
 
@@ -39,6 +38,12 @@ from .errors import InputError
 # Long enough for a few words or a short phrase, short enough that a one-word blank is not drowned in filler;
 # give `___{n}` for anything else.
 DEFAULT_HOLE_LENGTH = 8
+
+# No supported model has a block of more positions than this: a longer hole is refused before its digits are
+# even read as a number (Python refuses to read more than 4,300 of them).
+MAX_HOLE_LENGTH = 4096
+# Holes in one template: each costs a little bookkeeping per position, and no template needs more.
+MAX_HOLES = 10_000
 
 _MARKER = re.compile(r"(\\?)(_{3,}|\[(?:\.\.\.|…)\])(?:\{(\d+)\})?")
 
@@ -88,7 +93,7 @@ def parse_fill(text: str, default_length: int = DEFAULT_HOLE_LENGTH) -> FillTemp
         raise InputError("the text to fill is empty")
     segments: list[Segment] = []
     given: list[str] = []
-    position = 0
+    position = holes = 0
     for match in _MARKER.finditer(text):
         given.append(text[position:match.start()])
         position = match.end()
@@ -99,14 +104,25 @@ def parse_fill(text: str, default_length: int = DEFAULT_HOLE_LENGTH) -> FillTemp
         if given and "".join(given):
             segments.append(Given("".join(given)))
         given = []
-        size = int(length) if length is not None else default_length
-        if size == 0:
-            raise InputError(f"the hole {match.group(0)!r} has length 0: a hole needs at least one position")
+        size = _hole_length(length, match.group(0)) if length is not None else default_length
         segments.append(Hole(size))
+        holes += 1
+        if holes > MAX_HOLES:
+            raise InputError(f"the text has more than {MAX_HOLES} holes: fill it in parts")
     given.append(text[position:])
     if "".join(given):
         segments.append(Given("".join(given)))
     return FillTemplate(tuple(segments))
+
+
+def _hole_length(digits: str, marker: str) -> int:
+    shown = marker if len(marker) <= 24 else f"{marker[:16]}…}} ({len(digits)} digits)"
+    significant = digits.lstrip("0")
+    if len(significant) > len(str(MAX_HOLE_LENGTH)) or int(significant or "0") > MAX_HOLE_LENGTH:
+        raise InputError(f"the hole {shown} is longer than any block ({MAX_HOLE_LENGTH} positions at most)")
+    if not significant:
+        raise InputError(f"the hole {shown!r} has length 0: a hole needs at least one position")
+    return int(significant)
 
 
 def revision_template(content: str, start: int, end: int) -> FillTemplate:
@@ -137,6 +153,9 @@ class FillCanvas:
 
     ids: np.ndarray     # int32 [N]
     hole: np.ndarray    # int32 [N]
+    # The text of each run of given positions, in order, as the person wrote it (None: given as ids): the
+    # answer shows it verbatim, never re-decoded from ids (engine.generation.fill_run).
+    given_texts: tuple[str | None, ...] = ()
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -156,12 +175,21 @@ def tokenize(template: FillTemplate, encode_text: Callable[[str], list[int]], vo
     (one block) and given ids outside the vocabulary."""
     ids: list[int] = []
     hole: list[int] = []
+    texts: list[str | None] = []
     index = 0
+    if template.holes > MAX_HOLES:
+        raise InputError(f"the template has {template.holes} holes (at most {MAX_HOLES}): fill it in parts")
     for segment in template.segments:
         if isinstance(segment, Given):
             given = list(segment.ids) if segment.ids is not None else encode_text(segment.text)
             if any(not 0 <= int(t) < vocab_size for t in given):
                 raise InputError(f"given token ids must be in [0, {vocab_size})")
+            if given:
+                text = segment.text if segment.ids is None else None
+                if hole and hole[-1] == -1:   # joins the run before it
+                    texts[-1] = None if texts[-1] is None or text is None else texts[-1] + text
+                else:
+                    texts.append(text)
             ids += [int(t) for t in given]
             hole += [-1] * len(given)
             continue
@@ -174,7 +202,7 @@ def tokenize(template: FillTemplate, encode_text: Callable[[str], list[int]], vo
         ids += [-1] * length
         hole += [index] * length
         index += 1
-    return FillCanvas(np.array(ids, dtype=np.int32), np.array(hole, dtype=np.int32))
+    return FillCanvas(np.array(ids, dtype=np.int32), np.array(hole, dtype=np.int32), tuple(texts))
 
 
 def split_blocks(hole: np.ndarray, start: int, first_capacity: int, capacity: int,
@@ -200,28 +228,3 @@ def split_blocks(hole: np.ndarray, start: int, first_capacity: int, capacity: in
         blocks.append((begin, end))
         begin, room = end, capacity
     return blocks
-
-
-# ---- where the filled text lies in the answer ---------------------------------------------------------------
-
-
-def filled_spans(decode: Callable[[Sequence[int]], str], ids: Sequence[int],
-                 bounds: Sequence[tuple[int, int]]) -> tuple[tuple[int, int], ...]:
-    """Character spans (start, end) in `decode(ids)` of each hole's filling, given as token ranges `bounds`
-    (a hole whose filling was all stop / padding ids has an empty range, and gets an empty span)."""
-    ids = [int(t) for t in ids]
-    text = decode(ids)
-    offsets: dict[int, int] = {}
-
-    def offset(count: int) -> int:
-        # How much of the text the first `count` tokens decode to: a prefix that ends inside a multi-byte
-        # character decodes to U+FFFD there, where the whole text has the character, so only the part they
-        # share counts.
-        if count not in offsets:
-            prefix = decode(ids[:count])
-            if not text.startswith(prefix):
-                prefix = prefix.rstrip("\ufffd")
-            offsets[count] = len(prefix) if text.startswith(prefix) else len(os.path.commonprefix([prefix, text]))
-        return offsets[count]
-
-    return tuple((offset(a), offset(b)) for a, b in bounds)

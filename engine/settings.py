@@ -82,13 +82,16 @@ class Settings:
         float, LL, "Threshold end", "threshold at the last step of a block (linear schedule from "
         "--diffusion-threshold; default: constant)", minimum=0.0, exclusive_minimum=True, maximum=1.0)
     llada_mode: str | None = _spec(
-        str, LL, "LLaDA-2.1 mode", "LLaDA-2.1 preset: quality (threshold 0.7, editing 0.5, 16 post steps) or "
-        "speed (threshold 0.5, editing off, 16); settings given beside it win", choices=LLADA_MODES,
+        str, LL, "LLaDA-2.1 mode", "LLaDA-2.1 preset (the official modes): quality (threshold 0.7, editing at 0.5, 16 "
+        "post steps) or speed (threshold 0.5, editing at 0, 16); settings given beside it win", choices=LLADA_MODES,
         choice_noun="LLaDA mode")
+    token_editing: bool | None = _spec(
+        bool, LL, "Token editing", "LLaDA-2.1 token editing on or off (default: on for 2.1 checkpoints, a preset or "
+        "an editing threshold; off for 2.0 checkpoints, which editing corrupts)")
     editing_threshold: float | None = _spec(
         float, LL, "Editing threshold", "LLaDA-2.1 token editing: re-write a filled position whose candidate "
-        "differs with confidence above this, in [0, 1]; 0 = off (default: off for 2.0 checkpoints, which editing "
-        "corrupts; 0.9 for 2.1)", minimum=0.0, maximum=1.0)
+        "differs with confidence above this, in [0, 1]; 0 = every changed position (as the official code); "
+        "turn editing off with --no-token-editing (default 0.9)", minimum=0.0, maximum=1.0)
     max_post_steps: int | None = _spec(
         int, LL, "Editing steps after the last mask", "LLaDA-2.1: editing steps after a block's last mask is gone "
         "(16); a step without an edit ends the block", minimum=0)

@@ -70,3 +70,59 @@ def release_this_thread() -> None:
         at_end.release()
     elif threading.current_thread() is not threading.main_thread():
         _release_thread_state()
+
+
+# ---- generations still running when the interpreter exits ------------------------------------------------
+#
+# A daemon thread that is still generating when the main thread returns is frozen by CPython's finalization
+# the next time it needs the GIL: in the middle of MLX's C++ code, whose unwinding then aborts (rc -6,
+# "terminate called without an active exception"). Being frozen in plain Python is harmless. So at shutdown,
+# before the interpreter finalizes (threading's own exit hooks run while every thread still runs Python), no
+# generation may resume its MLX work any more, and the ones inside it are waited for: each runs until its
+# next event (at most one denoising step or prefill chunk), releases its thread's MLX state and ends.
+
+SHUTDOWN_WAIT_S = 30.0
+_shutting_down = threading.Event()
+_inside = 0                       # generations running MLX work right now
+_left = threading.Condition()
+
+
+def stop_at_shutdown(events):
+    """`events` (a generation), which ends at its next event once the interpreter is exiting, releasing its
+    thread's MLX state first (MLX's exit teardown aborts on a stream a live thread still owns)."""
+    global _inside
+    iterator = iter(events)
+    while True:
+        with _left:
+            if _shutting_down.is_set():
+                return
+            _inside += 1
+        try:
+            event = next(iterator)
+            stopping = _shutting_down.is_set()
+            if stopping:
+                release_this_thread()    # still counted as inside: the exit waits for this
+        except StopIteration:
+            return
+        finally:
+            with _left:
+                _inside -= 1
+                _left.notify_all()
+        if stopping:
+            return
+        yield event
+
+
+def shutting_down() -> bool:
+    return _shutting_down.is_set()
+
+
+def _stop_generations() -> None:
+    with _left:
+        _shutting_down.set()
+        if not _left.wait_for(lambda: _inside == 0, SHUTDOWN_WAIT_S):
+            log.warning("%d generation(s) still running at exit", _inside)
+
+
+# threading's exit hooks run when the main thread ends, before `atexit` and before daemon threads are frozen.
+threading._register_atexit(_stop_generations)

@@ -196,19 +196,16 @@ def encode(trajectory: Trajectory) -> bytes:
 
 
 def decode(data: bytes) -> Trajectory:
-    """The trajectory in `data`; one-line InputError for anything else."""
+    """The trajectory in `data`; one-line InputError for anything else (engine.trajectory_reader checks the
+    schema and every declared size before anything is allocated from it)."""
+    from . import trajectory_reader as reader
+
     if not isinstance(data, (bytes, bytearray, memoryview)) or not bytes(data[:len(MAGIC)]) == MAGIC:
         raise InputError("not a diffusion-chat trajectory (it does not start like one)")
-    try:
-        with np.load(io.BytesIO(lzma.decompress(bytes(data[len(MAGIC):]))), allow_pickle=False) as npz:
-            arrays = {name: npz[name] for name in npz.files}
-        header = json.loads(arrays.pop("header").tobytes().decode())
-    except (lzma.LZMAError, ValueError, KeyError, OSError, EOFError) as exc:
-        raise InputError(f"the trajectory is damaged: {str(exc).splitlines()[0] if str(exc) else type(exc).__name__}")
-    if header.get("version") != VERSION:
-        raise InputError(f"trajectory format {header.get('version')} is not one this version reads ({VERSION})")
-    ints = arrays["frame_ints"]
-    lengths, blocks = ints[:, 3].tolist(), ints[:, 0].tolist()
+    arrays = reader.members(reader.inflate(bytes(data[len(MAGIC):])))
+    header = reader.header(arrays, VERSION)
+    ints, lengths = reader.frame_layout(arrays)
+    blocks = ints[:, 0].tolist()
     canvases = _unxor_within_blocks(_unplanes(arrays["canvas"], np.int32), lengths, blocks)
     candidates = _unxor_within_blocks(_unplanes(arrays["candidates"], np.int32), lengths, blocks)
     total = sum(lengths)

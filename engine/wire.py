@@ -37,8 +37,72 @@ MODEL_KEY = "diffusion_chat"
 SCORE_DECIMALS = 4
 
 
+# What one frame from a server may hold: everything off the wire is untrusted, so sizes and ranges are
+# checked before anything is allocated from them. A block of the supported models is 32..256 positions; no
+# vocabulary has a million ids; a token's text is a few characters (longer ones are cut: they are drawn only).
+MAX_POSITIONS = 4096
+MAX_TOKEN_ID = 1 << 20
+MAX_TOKEN_TEXT = 64
+MAX_COUNT = 1 << 40            # blocks, steps, token counts, bytes
+MAX_BLOCKS = 1 << 16           # blocks of one answer
+MAX_LABEL = 200
+
+
 class WireError(ValueError):
     """An extension object that does not have the documented shape."""
+
+
+def whole(value: Any, name: str, low: int = 0, high: int = MAX_COUNT) -> int:
+    """An int (a JSON integer, never a bool, a float or a string) in [low, high]."""
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise WireError(f"{name} must be an integer, not {_shown(value)}")
+    if not low <= value <= high:
+        raise WireError(f"{name} must be in {low}..{high}, not {_shown(value)}")
+    return value
+
+
+def number(value: Any, name: str, low: float = -1e12, high: float = 1e12) -> float:
+    """A finite JSON number in [low, high] as a float (1e400 arrives as infinity and is refused)."""
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise WireError(f"{name} must be a number, not {_shown(value)}")
+    if not (isinstance(value, float) and math.isfinite(value) or isinstance(value, int)) or not low <= value <= high:
+        raise WireError(f"{name} must be a finite number in {low:g}..{high:g}, not {_shown(value)}")
+    return float(value)
+
+
+def bounded_list(value: Any, name: str, limit: int) -> list:
+    if not isinstance(value, list):
+        raise WireError(f"{name} must be a list, not {_shown(value)}")
+    if len(value) > limit:
+        raise WireError(f"{name} has {len(value)} entries (at most {limit})")
+    return value
+
+
+def _ids(value: Any, name: str) -> np.ndarray:
+    items = bounded_list(value, name, MAX_POSITIONS)
+    for item in items:
+        whole(item, f"a token id in {name}", 0, MAX_TOKEN_ID - 1)
+    return np.asarray(items, dtype=np.int32).reshape(len(items))
+
+
+def _texts(value: Any, allowed: set[int]) -> dict[int, str]:
+    if not isinstance(value, dict) or len(value) > len(allowed):
+        raise WireError("a diffusion_frame's texts must map each of its token ids to a text")
+    texts = {}
+    for key, text in value.items():
+        if not (isinstance(key, str) and key.isdigit() and len(key) <= 7 and int(key) in allowed):
+            raise WireError(f"a diffusion_frame's texts has a key that is none of its token ids: {_shown(key)}")
+        if not isinstance(text, str):
+            raise WireError(f"the text of token {key} is not a string")
+        texts[int(key)] = text[:MAX_TOKEN_TEXT]
+    return texts
+
+
+def _shown(value: Any) -> str:
+    if isinstance(value, int) and abs(value) >= 10**30:
+        return f"an integer of {len(str(abs(value)))} digits"
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 # ---- frames ------------------------------------------------------------------------------------------
@@ -66,26 +130,33 @@ def encode_frame(step: Step, token_text: Callable[[int], str]) -> dict:
 
 def decode_frame(data: Any) -> tuple[Step, dict[int, str]]:
     """A `Step` (with the server's token ids) and the texts of those ids."""
+    if not isinstance(data, dict):
+        raise WireError("a diffusion_frame must be an object")
     try:
-        canvas = np.asarray(data["canvas"], dtype=np.int32)
-        candidates = np.asarray(data["candidates"], dtype=np.int32)
-        accepted = np.asarray(data["accepted"], dtype=bool)
-        scores = np.asarray([np.nan if s is None else s for s in data["scores"]], dtype=np.float32)
-        if not (canvas.ndim == 1 and canvas.shape == candidates.shape == accepted.shape == scores.shape):
+        canvas, candidates = _ids(data["canvas"], "canvas"), _ids(data["candidates"], "candidates")
+        accepted = bounded_list(data["accepted"], "accepted", MAX_POSITIONS)
+        scores = bounded_list(data["scores"], "scores", MAX_POSITIONS)
+        if not len(canvas) == len(candidates) == len(accepted) == len(scores):
             raise WireError("a diffusion_frame's arrays must be flat and of one length")
-        texts = {int(key): str(text) for key, text in data["texts"].items()}
+        if not all(isinstance(a, bool) for a in accepted):
+            raise WireError("a diffusion_frame's accepted must be booleans")
+        scores = np.asarray([np.nan if s is None else number(s, "a score", -1e6, 1e6) for s in scores],
+                            dtype=np.float32).reshape(len(scores))
+        texts = _texts(data["texts"], {*canvas.tolist(), *candidates.tolist()})
         if data["score_kind"] not in ("entropy", "confidence"):
-            raise WireError(f"unknown score_kind {data['score_kind']!r}")
+            raise WireError(f"unknown score_kind {_shown(data['score_kind'])}")
         temperature = data.get("temperature")
+        max_steps = whole(data["max_steps"], "max_steps", 1)
         step = Step(
-            block=int(data["block"]), step=int(data["step"]), max_steps=int(data["max_steps"]), canvas=canvas,
-            candidates=candidates, accepted=accepted, newly_accepted=int(data["newly_accepted"]), scores=scores,
-            score_kind=data["score_kind"], temperature=None if temperature is None else float(temperature),
-            noise_is_mask=bool(data["noise_is_mask"]), prompt_positions=int(data.get("prompt_positions", 0)))
-    except WireError:
-        raise
-    except (KeyError, TypeError, ValueError, AttributeError) as exc:
-        raise WireError(f"malformed diffusion_frame ({type(exc).__name__}: {exc})") from None
+            block=whole(data["block"], "block", 0, MAX_BLOCKS - 1), step=whole(data["step"], "step", 0, max_steps),
+            max_steps=max_steps, canvas=canvas, candidates=candidates, accepted=np.asarray(accepted, dtype=bool),
+            newly_accepted=whole(data["newly_accepted"], "newly_accepted", 0, len(canvas)), scores=scores,
+            score_kind=data["score_kind"],
+            temperature=None if temperature is None else number(temperature, "temperature", 0.0, 1e6),
+            noise_is_mask=bool(data["noise_is_mask"]),
+            prompt_positions=whole(data.get("prompt_positions", 0), "prompt_positions", 0, len(canvas)))
+    except KeyError as exc:
+        raise WireError(f"a diffusion_frame lacks {exc}") from None
     return step, texts
 
 
@@ -99,9 +170,10 @@ def encode_started(started: Started) -> dict:
 
 def decode_started(data: Any) -> Started:
     try:
-        return Started(int(data["prompt_tokens"]), int(data["encoded_tokens"]), float(data["prefill_s"]),
-                       int(data["block_length"]))
-    except (KeyError, TypeError, ValueError) as exc:
+        return Started(whole(data["prompt_tokens"], "prompt_tokens"), whole(data["encoded_tokens"], "encoded_tokens"),
+                       number(data["prefill_s"], "prefill_s", 0.0), whole(data["block_length"], "block_length", 1,
+                                                                           MAX_POSITIONS))
+    except (KeyError, TypeError) as exc:
         raise WireError(f"malformed diffusion_started ({exc})") from None
 
 
@@ -116,12 +188,17 @@ def decode_block(data: Any, content: str, reasoning: str) -> BlockCommitted:
     `accepted_per_step` and `edits` are optional: a diffusion-chat server from before they were sent omits them
     (the block then has no per-step curve)."""
     try:
-        ids = tuple(int(t) for t in data["token_ids"])
-        accepted = tuple(int(n) for n in data.get("accepted_per_step") or ())
-        return BlockCommitted(block=int(data["block"]), token_ids=ids, committed=ids, content_delta=content,
-                              reasoning_delta=reasoning, steps=int(data["steps"]), stop_reason=data["stop_reason"],
-                              accepted_per_step=accepted, edits=int(data.get("edits") or 0))
-    except (KeyError, TypeError, ValueError) as exc:
+        ids = tuple(_ids(data["token_ids"], "token_ids").tolist())
+        if not isinstance(data["stop_reason"], str) or len(data["stop_reason"]) > MAX_LABEL:
+            raise WireError("a diffusion_block's stop_reason must be a short string")
+        steps = whole(data["steps"], "steps")
+        accepted = tuple(whole(n, "accepted_per_step", 0, MAX_POSITIONS)
+                         for n in bounded_list(data.get("accepted_per_step") or [], "accepted_per_step", MAX_POSITIONS))
+        return BlockCommitted(block=whole(data["block"], "block", 0, MAX_BLOCKS - 1), token_ids=ids, committed=ids,
+                              content_delta=content, reasoning_delta=reasoning, steps=steps,
+                              stop_reason=data["stop_reason"], accepted_per_step=accepted,
+                              edits=whole(data.get("edits") or 0, "edits"))
+    except (KeyError, TypeError) as exc:
         raise WireError(f"malformed diffusion_block ({exc})") from None
 
 
@@ -136,13 +213,19 @@ def encode_stats(stats: Stats, finish_reason: str) -> dict:
 def decode_stats(data: Any) -> tuple[Stats, str]:
     """The server's `Stats` and the engine's finish reason (`stop`, `length` or `cancelled`)."""
     try:
-        stats = Stats(steps_per_block=tuple(int(s) for s in data["steps_per_block"]),
-                      prompt_tokens=int(data["prompt_tokens"]), generated_tokens=int(data["generated_tokens"]),
-                      work_tokens=int(data["work_tokens"]), prefill_s=float(data["prefill_s"]),
-                      denoise_s=float(data["denoise_s"]), total_s=float(data["total_s"]),
-                      peak_memory_bytes=int(data.get("peak_memory_bytes", 0)))
-        return stats, str(data["finish_reason"])
-    except (KeyError, TypeError, ValueError) as exc:
+        steps = bounded_list(data["steps_per_block"], "steps_per_block", MAX_BLOCKS)
+        stats = Stats(steps_per_block=tuple(whole(s, "steps_per_block") for s in steps),
+                      prompt_tokens=whole(data["prompt_tokens"], "prompt_tokens"),
+                      generated_tokens=whole(data["generated_tokens"], "generated_tokens"),
+                      work_tokens=whole(data["work_tokens"], "work_tokens"),
+                      prefill_s=number(data["prefill_s"], "prefill_s", 0.0),
+                      denoise_s=number(data["denoise_s"], "denoise_s", 0.0),
+                      total_s=number(data["total_s"], "total_s", 0.0),
+                      peak_memory_bytes=whole(data.get("peak_memory_bytes", 0), "peak_memory_bytes"))
+        if data["finish_reason"] not in ("stop", "length", "cancelled"):
+            raise WireError(f"unknown finish_reason {_shown(data['finish_reason'])}")
+        return stats, data["finish_reason"]
+    except (KeyError, TypeError) as exc:
         raise WireError(f"malformed diffusion_stats ({exc})") from None
 
 
@@ -171,14 +254,38 @@ def decode_model(name: str, data: Mapping[str, Any], token_texts=()) -> ModelInf
     """A remote `ModelInfo`. `token_texts` is the client's table of texts learnt from frames."""
     try:
         budget = data.get("image_budget")
+        context_length = data.get("context_length")
+        settings = bounded_list(data["settings"], "settings", 64)
+        if not all(isinstance(name, str) and len(name) <= MAX_LABEL for name in settings):
+            raise WireError("settings must be setting names")
         return ModelInfo(
-            name=name, family=str(data["family"]), label=str(data["label"]),
-            supports_images=bool(data["supports_images"]), setting_defaults=dict(data["setting_defaults"]),
+            name=name, family=_label(data["family"], "family"), label=_label(data["label"], "label"),
+            supports_images=bool(data["supports_images"]), setting_defaults=_defaults(data["setting_defaults"]),
             token_texts=token_texts,
-            image_budget=None if not budget else ImageBudget(int(budget["max_soft_tokens"]),
-                                                             int(budget["patch_size"]),
-                                                             int(budget["pooling_kernel_size"])),
-            context_length=data.get("context_length"), remote=True, frames=bool(data.get("frames")),
-            offered_settings=tuple(data["settings"]))
-    except (KeyError, TypeError, ValueError) as exc:
+            image_budget=None if not budget else ImageBudget(whole(budget["max_soft_tokens"], "max_soft_tokens", 1,
+                                                                   1 << 20),
+                                                             whole(budget["patch_size"], "patch_size", 1, 1 << 10),
+                                                             whole(budget["pooling_kernel_size"],
+                                                                   "pooling_kernel_size", 1, 1 << 10)),
+            context_length=None if context_length is None else whole(context_length, "context_length", 1, 1 << 31),
+            remote=True, frames=bool(data.get("frames")), offered_settings=tuple(settings))
+    except (KeyError, TypeError) as exc:
         raise WireError(f"malformed {MODEL_KEY} model description ({exc})") from None
+
+
+def _label(value: Any, name: str) -> str:
+    if not isinstance(value, str) or len(value) > MAX_LABEL:
+        raise WireError(f"{name} must be a string of at most {MAX_LABEL} characters")
+    return value
+
+
+def _defaults(value: Any) -> dict:
+    """The checkpoint's setting defaults: a few names, each a short plain value the sampler panel can show."""
+    if not isinstance(value, dict) or len(value) > 64:
+        raise WireError("setting_defaults must be an object of at most 64 settings")
+    for key, item in value.items():
+        if isinstance(item, (int, float)) and not isinstance(item, bool):
+            number(item, f"the default of {_shown(key)}")
+        elif not (item is None or isinstance(item, bool) or isinstance(item, str) and len(item) <= MAX_LABEL):
+            raise WireError(f"the default of {_shown(key)} is not a plain value")
+    return dict(value)

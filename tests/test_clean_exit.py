@@ -36,6 +36,24 @@ SCRIPTS = {
         thread.start()
         thread.join()
     """,
+    # A daemon thread still generating when the program ends: the interpreter exits mid-generation.
+    "daemon-mid-generation": """
+        import threading
+        import engine
+        from engine.events import Step
+
+        generating = threading.Event()
+
+        def work():
+            model = engine.load(CHECKPOINT)
+            settings = engine.Settings(max_tokens=4000, max_denoising_steps=48)
+            for event in engine.generate(model, prompt_ids=[2, 3, 4], settings=settings):
+                if isinstance(event, Step):
+                    generating.set()
+
+        threading.Thread(target=work, daemon=True).start()
+        assert generating.wait(60)
+    """,
     # The engine thread, closed by the program or left to the interpreter's exit.
     "worker": """
         import sys, threading
@@ -75,6 +93,14 @@ def test_loading_and_generating_on_a_thread_then_exiting_returns_0_every_time(na
         results = list(pool.map(lambda _: run(name, close), range(RUNS)))
     failures = [(r.returncode, r.stderr.strip()[-300:]) for r in results if r.returncode != 0]
     assert not failures, f"{len(failures)} of {RUNS} runs failed: {failures[:3]}"
+
+
+def test_a_daemon_thread_generating_when_the_program_exits_ends_cleanly_every_time():
+    with ThreadPoolExecutor(2) as pool:
+        results = list(pool.map(lambda _: run("daemon-mid-generation", False), range(5)))
+    failures = [(r.returncode, r.stderr.strip()[-300:]) for r in results if r.returncode != 0]
+    assert not failures, f"{len(failures)} of 5 runs failed: {failures[:3]}"
+    assert not any("terminate called" in r.stderr for r in results)
 
 
 def test_the_worker_thread_releases_its_mlx_state_before_it_ends(monkeypatch):

@@ -55,6 +55,9 @@ async def test_a_fill_turn_sends_the_template_without_thinking_and_saves_its_spa
     ("no holes here", "has no hole"),
     ("a ___{0} hole", "length 0"),
     ("   ", "empty"),
+    ("a ___{" + "9" * 5000 + "} hole", "longer than any block"),   # once a ValueError that closed the app
+    ("a [...]{4097} hole", "longer than any block"),
+    ("___{1} " * 10_001, "more than 10000 holes"),
 ])
 async def test_a_text_the_template_syntax_refuses_is_one_notice_and_nothing_is_saved(parts, text, message):
     session, store, view, backend, _, _ = parts

@@ -1,4 +1,4 @@
-"""Answer templates (engine.fill), pure: the `/fill` syntax, tokenizing, cutting into blocks, filled spans."""
+"""Answer templates (engine.fill), pure: the `/fill` syntax, tokenizing, cutting into blocks."""
 
 import random
 
@@ -12,7 +12,6 @@ from engine.fill import (
     Given,
     Hole,
     as_template,
-    filled_spans,
     parse_fill,
     revision_template,
     split_blocks,
@@ -113,15 +112,6 @@ def test_random_layouts_never_split_a_hole_unless_blocks_are_fixed():
             else:
                 for _, end in blocks[:-1]:
                     assert not (hole_array[end] >= 0 and hole_array[end - 1] == hole_array[end])
-
-
-def test_filled_spans_in_characters():
-    ids = fake_encode("The cat sat.")
-    assert filled_spans(fake_decode, ids, [(4, 7), (11, 11)]) == ((4, 7), (11, 11))
-    # a prefix ending inside a multi-byte character counts only whole characters
-    decode = lambda ids: bytes(ids).decode("utf-8", errors="replace")  # noqa: E731
-    data = list("aé b".encode())
-    assert filled_spans(decode, data, [(1, 2), (1, 3)]) == ((1, 1), (1, 2))
 
 
 def test_revision_template():

@@ -121,8 +121,8 @@ def test_the_edit_rule_is_strict_and_never_writes_a_mask():
 
 def test_editing_off_is_the_2_0_loop():
     script = [[(7, 0.95), LOW, LOW, LOW], [(7, 0.99), (8, 0.95), (13, 0.99), LOW]]
-    for off in (dict(editing_threshold=0.0), dict(editing_threshold=None),
-                dict(llada_mode="speed", editing_threshold=None)):
+    for off in (dict(token_editing=False), dict(editing_threshold=None),
+                dict(llada_mode="speed", token_editing=False), dict(editing_threshold=0.0, token_editing=False)):
         steps, blocks, network = run(script, **off)
         assert all(s.edited is None for s in steps) and steps[0].max_steps == 4
         assert blocks[0].stop_reason == "all_positions_revealed" and blocks[0].edits == 0
@@ -133,8 +133,13 @@ def test_editing_off_is_the_2_0_loop():
 def test_presets_and_explicit_settings():
     plan = resolve_plan(engine.Settings(llada_mode="quality"), {})
     assert (plan.diffusion_threshold, plan.editing_threshold, plan.max_post_steps) == (0.7, 0.5, 16)
+    # speed is the official S mode: editing on, at threshold 0 (every changed prediction)
     plan = resolve_plan(engine.Settings(llada_mode="speed"), {}, editing_checkpoint=True)
-    assert (plan.diffusion_threshold, plan.editing, plan.max_post_steps) == (0.5, False, 16)
+    assert (plan.diffusion_threshold, plan.editing, plan.editing_threshold, plan.max_post_steps) == (0.5, True, 0.0, 16)
+    assert not resolve_plan(engine.Settings(llada_mode="speed", token_editing=False), {}).editing
+    # a threshold asks for editing, also on a 2.0 checkpoint; off is said only by token_editing
+    assert resolve_plan(engine.Settings(editing_threshold=0.0), {}).editing
+    assert not resolve_plan(engine.Settings(token_editing=False), {}, editing_checkpoint=True).editing
     # a setting given beside a preset wins
     plan = resolve_plan(engine.Settings(llada_mode="quality", editing_threshold=0.6, diffusion_threshold=0.9), {})
     assert (plan.diffusion_threshold, plan.editing_threshold, plan.diffusion_threshold_end) == (0.9, 0.6, 0.9)
@@ -156,7 +161,35 @@ def test_a_2_1_checkpoint_is_known_by_its_name():
     assert not is_editing_checkpoint("LLaDA2.10", None, {})
     assert is_editing_checkpoint("anything", None, {"editing_threshold": 0.9})
     fixture = engine.load(CHECKPOINTS / "llada2")
-    assert checkpoint_defaults(fixture)["editing_threshold"] == 0.0
+    defaults = checkpoint_defaults(fixture)
+    assert (defaults["token_editing"], defaults["editing_threshold"]) == (False, 0.9)
     renamed = SimpleNamespace(name="LLaDA2.1-mini", path=fixture.path, generation_config={})
     defaults = checkpoint_defaults(renamed)
-    assert (defaults["editing_threshold"], defaults["max_post_steps"], defaults["llada_mode"]) == (0.9, 16, None)
+    assert (defaults["token_editing"], defaults["editing_threshold"], defaults["max_post_steps"],
+            defaults["llada_mode"]) == (True, 0.9, 16, None)
+
+
+def reference_edit(old, active, x0, p, threshold):
+    """The 2.1 code's T2T rule (reference llada2.md §5.7 d): editable = not active (no prompt tail here), and
+    an edit where p > editing_threshold and x0 differs from what the position holds."""
+    return [not a and pi > threshold and x != o for o, a, x, pi in zip(old, active, x0, p)]
+
+
+@pytest.mark.parametrize("settings", [dict(editing_threshold=0.0), dict(llada_mode="speed", editing_threshold=None,
+                                                                        diffusion_threshold=0.9)])
+def test_at_threshold_0_every_filled_position_whose_prediction_changed_is_edited(settings):
+    """As the official 2.1 generate() and SGLang's JointThreshold (edit threshold 0): however unsure the new
+    prediction (p = 0.07 here), a changed one is written; an unchanged one is not an edit."""
+    script = [[(7, 0.95), (8, 0.95), LOW, LOW],
+              [(11, 0.07), (8, 0.95), (9, 0.95), (10, 0.95)],    # pos 0 changed, unsure: edited while 2, 3 unmask
+              [(11, 0.07), (12, 0.08), (13, 0.2), (10, 0.95)],   # post phase: 1 and 2 changed
+              [(11, 0.07), (12, 0.08), (13, 0.2), (10, 0.95)]]   # nothing changes: the block is done
+    steps, blocks, _ = run(script, **settings)
+    expected = [reference_edit([7, 8, MASK, MASK], [False, False, True, True], [11, 8, 9, 10], [0.07, .95, .95, .95], 0),
+                reference_edit([11, 8, 9, 10], [False] * 4, [11, 12, 13, 10], [0.07, 0.08, 0.2, 0.95], 0)]
+    assert [s.edited.tolist() for s in steps[1:3]] == expected == [[True, False, False, False],
+                                                                   [False, True, True, False]]
+    assert blocks[0].committed == (11, 12, 13, 10) and blocks[0].edits == 3
+    assert blocks[0].stop_reason == "edits_settled"
+    off, blocks_off, _ = run(script, **settings, token_editing=False)
+    assert all(s.edited is None for s in off) and blocks_off[0].committed == (7, 8, 9, 10)

@@ -27,7 +27,10 @@ SVG = "{http://www.w3.org/2000/svg}"
 
 
 def cli(capsys, *args):
-    code = main(list(args))
+    try:
+        code = main(list(args))
+    except SystemExit as exited:   # argparse's own refusals (a flag's value)
+        code = exited.code
     out, err = capsys.readouterr()
     return code, out, err
 

@@ -183,13 +183,13 @@ async def test_a_hole_longer_than_a_block_fails_the_answer_with_one_line_and_kee
     app = make_app("dg_text")
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
-        await send(pilot, "/fill The ___{5000} end.")
+        await send(pilot, "/fill The ___{300} end.")
         await wait_for(pilot, lambda: app.chat.query(AssistantMessage) and
                        app.chat.query_one(AssistantMessage).status == "error", "the failed answer")
         note = str(app.chat.query_one(AssistantMessage).query_one("#note").render())
         assert "longer than one block" in note and "Traceback" not in note and "\n" not in note
         saved = app.store.get(app.session.conversation_id).messages
-        assert saved[0].content == "The ___{5000} end." and saved[1].status == "error"
+        assert saved[0].content == "The ___{300} end." and saved[1].status == "error"
 
 
 def test_a_selection_offset_maps_back_to_the_source_text():

@@ -37,6 +37,7 @@ from .conversation_path import (Place, answer_stats, engine_history, place_of, p
 from .diffusion_turns import DiffusionTurns
 from .frame_pacer import FramePacer
 from .generation_state import FillKind, Generation
+from .prefill_eta import eta_text
 from .store import Conversation, ConversationStore, Message, StoreError
 from .words import count
 
@@ -269,7 +270,8 @@ class ChatSession(DiffusionTurns, ConversationState):
             else:
                 read = generation.prefilling
                 done = f"{read.encoded_tokens:,} / {read.total_tokens:,} tokens · " if read and frame is None else ""
-                self.view.show_activity(f"reading the prompt… {done}{elapsed:.1f} s")
+                eta = eta_text(generation.prefill_estimate.remaining_s()) if read and frame is None else ""
+                self.view.show_activity(f"reading the prompt… {done}{eta + ' · ' if eta else ''}{elapsed:.1f} s")
             return
         step = frame.step
         accepted = int(step.accepted[step.prompt_positions:].sum())
@@ -292,7 +294,9 @@ class ChatSession(DiffusionTurns, ConversationState):
         update = event.event
         if isinstance(update, Prefilling):
             generation.prefilling = update
-            self._show_live_status(generation, self.clock() - generation.started_at)
+            elapsed = self.clock() - generation.started_at
+            generation.prefill_estimate.observe(update.encoded_tokens, update.total_tokens, elapsed)
+            self._show_live_status(generation, elapsed)
         elif isinstance(update, Started):
             generation.started = update
             self.view.show_activity(f"prompt {update.prompt_tokens} tokens read in {update.prefill_s:.2f} s")

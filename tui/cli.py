@@ -51,6 +51,7 @@ read); each request may override them."""
 
 from .cli_common import (  # noqa: F401  (settings_from_args: used by tests and callers of the CLI)
     Parser,
+    number,
     add_model_flags,
     add_sampler_flags,
     fail,
@@ -78,18 +79,18 @@ def serve_parser() -> argparse.ArgumentParser:
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--model", "-m", help="checkpoint folder or Hugging Face id (required)")
     parser.add_argument("--host", default="127.0.0.1", help="address to listen on (default 127.0.0.1: this machine only)")
-    parser.add_argument("--port", type=int, default=8000, help="port (default 8000; 0 = any free port)")
+    parser.add_argument("--port", type=number(int, 0, 65535), default=8000, help="port (default 8000; 0 = any free port)")
     parser.add_argument("--api-key", metavar="KEY",
                         help="require Authorization: Bearer KEY (default: $DIFFUSION_CHAT_API_KEY, else no key)")
     parser.add_argument("--allow-local-files", action="store_true",
                         help="let image_url parts name files on this machine (file:// or a path); off: data URLs only")
-    parser.add_argument("--max-tokens-limit", type=int, default=4096, metavar="N",
+    parser.add_argument("--max-tokens-limit", type=number(int, 1, 1 << 24), default=4096, metavar="N",
                         help="the largest max_tokens a request may ask for (default 4096)")
-    parser.add_argument("--max-body-mb", type=float, default=32.0, metavar="MB",
+    parser.add_argument("--max-body-mb", type=number(float, 0.001, 1 << 20), default=32.0, metavar="MB",
                         help="largest request body (default 32 MiB; larger: HTTP 413)")
-    parser.add_argument("--max-image-mb", type=float, default=16.0, metavar="MB",
+    parser.add_argument("--max-image-mb", type=number(float, 0.001, 1 << 20), default=16.0, metavar="MB",
                         help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
-    parser.add_argument("--max-queue", type=int, default=16, metavar="N",
+    parser.add_argument("--max-queue", type=number(int, 1, 1 << 20), default=16, metavar="N",
                         help="requests waiting or running at most (default 16; more: HTTP 503)")
     parser.add_argument("--log-level", default="info", choices=("debug", "info", "warning", "error"),
                         help="info (default): one line per request (method, path, status, tokens, seconds); "
@@ -114,11 +115,6 @@ def run_serve(argv: Sequence[str]) -> int:
         return fail_with(exc)
     if not args.model:
         return fail("--model is required (a checkpoint folder or a Hugging Face id)")
-    for flag_name, value in (("--port", args.port), ("--max-tokens-limit", args.max_tokens_limit),
-                             ("--max-body-mb", args.max_body_mb), ("--max-image-mb", args.max_image_mb),
-                             ("--max-queue", args.max_queue)):
-        if value < (0 if flag_name == "--port" else 1) or (flag_name == "--port" and value > 65535):
-            return fail(f"{flag_name} is out of range: {value:g}")
     from engine.serve.app import ServeOptions
     from engine.serve.requests import Limits
     from engine.serve.run import LoadError, ServeError, serve
@@ -166,6 +162,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return run_app(argv)
     except KeyboardInterrupt:
         return 130
+    except BrokenPipeError:
+        # The reader stopped early (`| head -2`): not an error. Stdout goes to /dev/null so the interpreter's
+        # final flush of it does not fail again.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 0
     except Exception as exc:  # the promise: one line, never a traceback
         if os.environ.get("DIFFUSION_CHAT_DEBUG"):
             raise

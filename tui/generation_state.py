@@ -12,6 +12,7 @@ from engine.settings import Settings
 
 from .frame_pacer import FramePacer
 from .live_steps import LiveSteps
+from .prefill_eta import PrefillEstimate
 
 # What a templated answer was: the person's text with holes (`/fill`), or a span of an answer written again.
 FillKind = Literal["fill", "revise"]
@@ -40,6 +41,7 @@ class Generation:
     trajectory: bytes | None = None  # the recording Finished carried, saved with the answer
     last_frame: Frame | None = None
     prefilling: Prefilling | None = None   # how far a long prompt's encoding got
+    prefill_estimate: PrefillEstimate = field(default_factory=PrefillEstimate)   # and how long the rest takes
     detached: bool = False       # the person switched away; results still go to the store
     pacer: FramePacer = field(default_factory=FramePacer)
     live_steps: LiveSteps = field(default_factory=LiveSteps)

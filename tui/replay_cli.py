@@ -30,24 +30,31 @@ SVG or GIF in the default theme's colours.
 UNSETTLED = "░"
 
 
+# The largest trajectory file read (recordings are capped at 16 MiB per conversation by default).
+MAX_FILE_BYTES = 64 << 20
+
+
 class ReplayError(Exception):
     """A refusal, printed as one line."""
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    from .cli_common import Parser
+    from .cli_common import Parser, number
 
     parser = Parser(prog="diffusion-chat replay", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("source", metavar="FILE|CONVERSATION",
                         help="a trajectory file, or a conversation's id or exact title in the conversation store")
-    parser.add_argument("--message", type=int, metavar="N",
+    parser.add_argument("--message", type=number(int), metavar="N",
                         help="the conversation's N-th answer (1 = first; default: the last one with a recording)")
-    parser.add_argument("--revision", type=int, metavar="R", help="the answer's revision R (default: the current one)")
+    parser.add_argument("--revision", type=number(int, 0), metavar="R",
+                        help="the answer's revision R (default: the current one)")
     parser.add_argument("--blocks", action="store_true", help="print one summary per block instead of every step")
     parser.add_argument("--export", metavar="FILE", help="write an animated .svg or .gif of the canvas resolving")
-    parser.add_argument("--width", type=int, default=80, metavar="CELLS", help="canvas width of an export (80)")
-    parser.add_argument("--fps", type=float, default=8.0, help="denoising steps per second of an export (8)")
+    parser.add_argument("--width", type=number(int, 8, 1000), default=80, metavar="CELLS",
+                        help="canvas width of an export (80)")
+    parser.add_argument("--fps", type=number(float, 0.1, 1000), default=8.0,
+                        help="denoising steps per second of an export (8)")
     return parser
 
 
@@ -56,8 +63,6 @@ def run_replay(argv: Sequence[str]) -> int:
 
     args = replay_parser().parse_args(argv)
     try:
-        if args.width < 8 or not args.fps > 0:
-            raise ReplayError("--width must be at least 8 and --fps above 0")
         trajectory = decode(load_source(args.source, args.message, args.revision))
         if not trajectory.frames:
             raise ReplayError("the trajectory has no denoising steps to replay")
@@ -77,6 +82,10 @@ def load_source(source: str, message: int | None, revision: int | None) -> bytes
         if message is not None or revision is not None:
             raise ReplayError("--message and --revision choose an answer of a conversation, not of a file")
         try:
+            size = path.stat().st_size
+            if size > MAX_FILE_BYTES:
+                raise ReplayError(f"{source} is {size / 2**20:.0f} MiB; a trajectory file is at most "
+                                  f"{MAX_FILE_BYTES >> 20} MiB")
             return path.read_bytes()
         except OSError as exc:
             raise ReplayError(f"cannot read {source}: {exc.strerror or exc}") from None
@@ -126,7 +135,10 @@ def _conversation(store, source: str):
     from .store import NotFoundError
 
     if source.strip().isdigit():
-        return store.get(int(source))
+        digits = source.strip()
+        if len(digits) > 18:   # past SQLite's 64-bit ids (and Python's digit limit): no such conversation
+            raise NotFoundError(f"no conversation with id {digits[:20]}{'...' if len(digits) > 20 else ''}")
+        return store.get(int(digits))
     matches = [c for c in store.list() if c.title == source.strip()]
     if len(matches) != 1:
         raise NotFoundError(f"no conversation or file named {source!r}" if not matches else

@@ -17,7 +17,7 @@ from ..text import TextAssembler
 from ..fill import FillCanvas
 from ..models.chunking import Cancelled
 from .common import Clock, cancelled_block, closing_events, emit_block
-from .fill_run import BlockFill, FillRun, PlainText
+from .fill_run import BlockFill, FillRun, FillText
 
 
 @dataclass
@@ -68,7 +68,7 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
     template (engine.generation.fill_run): its blocks come from the template and it ends once filled.
     `progress(done, total)` hears of each encoder pass of a long prompt."""
     filling = FillRun(fill, denoiser, stops, tokenizer) if fill is not None else None
-    text = TextAssembler(tokenizer) if filling is None else PlainText(tokenizer)
+    text = TextAssembler(tokenizer) if filling is None else FillText(filling)
     clock = Clock()
     prompt_tokens = len(prompt_ids)
     if filling is not None:

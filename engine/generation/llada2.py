@@ -18,7 +18,7 @@ Deliberate differences from the official code:
 * an optional linear threshold schedule (`diffusion_threshold` -> `diffusion_threshold_end` over a block's
   steps, as mlx-vlm offers); constant by default, and only when enabled does it change a trajectory.
 
-LLaDA-2.1 token editing (the 2.1 `generate()`, "M2T + T2T"), when `editing_threshold` > 0: every step also
+LLaDA-2.1 token editing (the 2.1 `generate()`, "M2T + T2T"), when `token_editing` is on: every step also
 re-writes already filled positions (not the prompt, not a fill's given text) whose candidate differs from what
 they hold with a probability above `editing_threshold`, also while masks remain; once a block has no mask,
 up to `max_post_steps` more steps edit, and the first of them that edits nothing ends the block. Unmasking
@@ -26,9 +26,12 @@ keeps the 2.0 schedule (quota and step cap, as diffusers' LLaDA2 pipeline does; 
 one fallback position per step with no cap), so a block is still never committed with a mask, and with
 editing off the loop is the 2.0 loop, step for step. A 2.1 checkpoint is recognised by its name or folder
 ("LLaDA2.1", "llada-2.1", ...) or by `editing_threshold` in its generation_config; it then edits by default
-with the 2.1 code's values (0.9, 16 post steps). `llada_mode` presets follow diffusers' documentation; a
-setting given beside a preset wins. Editing 0 means off (diffusers' reading; the 2.1 code would edit every
-changed token at 0.0, which a "speed" mode cannot mean).
+with the 2.1 code's values (0.9, 16 post steps). An editing threshold means what it means in the 2.1 code
+and SGLang's JointThreshold: an edit needs a probability strictly above it, so at 0 every filled position
+whose prediction changed is re-written; "editing off" is its own setting (`token_editing`), never a
+threshold value (diffusers reads a threshold <= 0 as off; the official code does not). The `llada_mode`
+presets are the official modes: quality (0.7, editing at 0.5, 16 post steps) and speed (0.5, editing at
+0.0, 16), each turning editing on; a setting given beside a preset wins.
 
 The block loop itself is `engine.generation.driver`; this module supplies the plan and the unmasking step.
 """
@@ -58,7 +61,7 @@ EDITING_THRESHOLD_21 = 0.9   # the 2.1 remote code's default (its docstring says
 DEFAULT_MAX_POST_STEPS = 16
 PRESETS = {
     "quality": {"diffusion_threshold": 0.7, "editing_threshold": 0.5, "max_post_steps": 16},
-    "speed": {"diffusion_threshold": 0.5, "editing_threshold": 0.0, "max_post_steps": 16},
+    "speed": {"diffusion_threshold": 0.5, "editing_threshold": 0.0, "max_post_steps": 16},   # the official S mode
 }
 _NAME_21 = re.compile(r"llada[-_ ]?2[._]1(?!\d)", re.IGNORECASE)
 
@@ -76,20 +79,22 @@ class Plan:
     top_k: int | None
     top_p: float | None
     seed: int
-    editing_threshold: float = 0.0    # 0 = no token editing (LLaDA-2.0)
+    token_editing: bool = False       # off: the LLaDA-2.0 loop
+    editing_threshold: float = EDITING_THRESHOLD_21   # an edit needs a probability above it (0: any change)
     max_post_steps: int = DEFAULT_MAX_POST_STEPS
     llada_mode: str | None = None
 
     @property
     def editing(self) -> bool:
-        return self.editing_threshold > 0
+        return self.token_editing
 
 
 def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint: bool = False) -> Plan:
     """None -> the official defaults: block 32, steps 32, threshold 0.95 (or the generation_config's
     `threshold`, the official generate()'s name for it), greedy; max_tokens from the checkpoint's
     generation_config (max_new_tokens), else 256; editing off, or for a 2.1 checkpoint
-    (`editing_checkpoint`) the 2.1 code's 0.9 with 16 post steps. A `llada_mode` preset fills what is unset."""
+    (`editing_checkpoint`) the 2.1 code's 0.9 with 16 post steps. Asking for an editing threshold or a preset
+    turns editing on unless `token_editing` says off. A `llada_mode` preset fills what is unset."""
     g = generation_config or {}
     preset = PRESETS.get(settings.llada_mode, {})
     block_length = int(first_set(settings.block_length, DEFAULT_BLOCK_LENGTH))
@@ -101,7 +106,9 @@ def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint
     threshold = float(first_set(settings.diffusion_threshold, preset.get("diffusion_threshold"), g.get("threshold"),
                                 DEFAULT_THRESHOLD))
     editing = first_set(settings.editing_threshold, preset.get("editing_threshold"), g.get("editing_threshold"),
-                        EDITING_THRESHOLD_21 if editing_checkpoint else 0.0)
+                        EDITING_THRESHOLD_21)
+    editing_on = first_set(settings.token_editing, True if settings.editing_threshold is not None or preset else None,
+                           editing_checkpoint or "editing_threshold" in g)
     return Plan(
         max_tokens=max_tokens,
         block_length=block_length,
@@ -112,6 +119,7 @@ def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint
         top_k=settings.top_k or None,
         top_p=settings.top_p if settings.top_p is not None and settings.top_p < 1.0 else None,
         seed=int(first_set(settings.seed, 0)),
+        token_editing=bool(editing_on),
         editing_threshold=float(editing),
         max_post_steps=int(first_set(settings.max_post_steps, preset.get("max_post_steps"), g.get("max_post_steps"),
                                      DEFAULT_MAX_POST_STEPS)),

@@ -13,7 +13,6 @@ from __future__ import annotations
 import asyncio
 import dataclasses
 import hmac
-import json
 import logging
 import secrets
 from dataclasses import dataclass
@@ -27,7 +26,7 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
-from .. import wire
+from .. import bounded_json, wire
 from ..events import Finished, GenerationRequest, ModelInfo
 from ..errors import SettingsError
 from ..settings import Settings, specs_for
@@ -218,7 +217,9 @@ async def read_json(request: Request, limit: int):
                     request.url.path, len(body))
         raise APIError(499, "the client went away", "client_closed") from None
     try:
-        return json.loads(body)
+        return bounded_json.loads(body)
+    except bounded_json.JSONDepthError as exc:
+        raise APIError(400, f"the request body is nested too deeply: {exc}", "invalid_json") from None
     except (ValueError, UnicodeDecodeError) as exc:
         raise APIError(400, f"the request body is not valid JSON ({str(exc).splitlines()[0]})", "invalid_json")
 

@@ -19,12 +19,10 @@ from __future__ import annotations
 
 import asyncio
 import dataclasses
-import json
 import threading
 from typing import Callable
 
 import httpx
-from httpx_sse import SSEError, aconnect_sse
 
 from engine.errors import EngineError
 from engine.events import (
@@ -39,6 +37,7 @@ from engine.events import (
     WorkerEvent,
 )
 
+from . import sse
 from .chunks import ChunkReader, StreamError
 from .errors import http_error_line
 from .requests import request_body
@@ -143,19 +142,23 @@ class RemoteBackend:
 
     async def _connect(self, job: int, model_name: str | None) -> None:
         try:
-            response = await self._client.get(f"{self.url}/models")
-            if response.status_code != 200:
-                raise ServerError(http_error_line(response.status_code, response.content))
+            async with self._client.stream("GET", f"{self.url}/models") as response:
+                if response.status_code != 200:
+                    raise ServerError(http_error_line(response.status_code, await _error_body(response)))
+                content = await sse.body(response.aiter_bytes(), sse.MAX_BODY_BYTES)
             try:
-                listing = response.json()
-            except ValueError:
+                listing = sse.loads(content)
+            except (ValueError, UnicodeDecodeError):
                 raise ServerError("its /v1/models answer is not JSON (is this an OpenAI-compatible server?)")
             info = choose(model_infos(listing, self._texts), model_name)
         except asyncio.CancelledError:
             self._notify(LoadFailed(job, f"connecting to {self.url} cancelled", cancelled=True))
             return
-        except (ServerError, httpx.HTTPError) as exc:
+        except (ServerError, sse.TooLarge, httpx.HTTPError) as exc:
             self._notify(LoadFailed(job, f"cannot use {self.url}: {_line(exc)}"))
+            return
+        except Exception as exc:  # noqa: BLE001 - whatever a reply did, the load ends with one line
+            self._notify(LoadFailed(job, f"cannot use {self.url}: {type(exc).__name__}: {_line(exc)}"))
             return
         if info.frames:
             info = dataclasses.replace(info, label=f"{info.label} (remote)")
@@ -171,30 +174,38 @@ class RemoteBackend:
         except asyncio.CancelledError:
             self._notify(GenerationUpdate(job, reader.finished(cancelled=True)))
             return
-        except (StreamError, EngineError) as exc:
+        except (StreamError, EngineError, sse.TooLarge) as exc:
             self._notify(GenerationFailed(job, str(exc)))
             return
-        except (httpx.HTTPError, SSEError) as exc:
+        except httpx.HTTPError as exc:
             self._notify(GenerationFailed(job, f"the connection to {self.url} failed: {_line(exc)}"))
+            return
+        except Exception as exc:  # noqa: BLE001 - a turn always ends: a reply nothing foresaw is one line too
+            self._notify(GenerationFailed(job, f"the server's reply could not be read ({type(exc).__name__}: "
+                                               f"{_line(exc)[:120]})"))
             return
         self._notify(GenerationUpdate(job, reader.finished()))
 
     async def _stream(self, job: int, body: dict, reader: ChunkReader) -> None:
-        async with aconnect_sse(self._client, "POST", f"{self.url}/chat/completions", json=body) as source:
-            response = source.response
+        headers = {"Accept": "text/event-stream", "Cache-Control": "no-store"}
+        async with self._client.stream("POST", f"{self.url}/chat/completions", json=body,
+                                       headers=headers) as response:
             if response.status_code != 200:
-                await response.aread()
-                raise StreamError(http_error_line(response.status_code, response.content))
-            async for event in source.aiter_sse():
-                data = event.data.strip()
+                raise StreamError(http_error_line(response.status_code, await _error_body(response)))
+            kind = response.headers.get("content-type", "").partition(";")[0].strip()
+            if kind != "text/event-stream":
+                raise StreamError(f"the server answered with {kind or 'no content type'}, not an event stream")
+            async for data in sse.events(response.aiter_bytes()):
+                data = data.strip()
                 if data == "[DONE]":
                     break
                 if not data:
                     continue
                 try:
-                    payload = json.loads(data)
-                except ValueError:
-                    raise StreamError(f"the server sent a chunk that is not JSON: {data[:80]}") from None
+                    payload = sse.loads(data)
+                except ValueError as exc:
+                    raise StreamError(f"the server sent a chunk that is not JSON ({_line(exc)[:80]}): "
+                                      f"{data[:80]}") from None
                 for update in reader.feed(payload):
                     self._notify(GenerationUpdate(job, update))
         if reader.finish_reason is None and reader.engine_finish is None:
@@ -211,6 +222,16 @@ class RemoteBackend:
                 if token >= 0:
                     table[token] = text
         self.latest_frame = Frame(job, step)
+
+
+async def _error_body(response: httpx.Response) -> bytes:
+    """The start of an error body (its first line is all that is shown)."""
+    read = bytearray()
+    async for chunk in response.aiter_bytes():
+        read += chunk
+        if len(read) >= sse.MAX_ERROR_BYTES:
+            break
+    return bytes(read[:sse.MAX_ERROR_BYTES])
 
 
 def _line(exc: Exception) -> str:

@@ -26,6 +26,11 @@ FINISH_REASONS = {"stop": "stop", "length": "length", "eos": "stop", "end_turn":
 ENDINGS = {"error": "the server reported an error (it sent no details)", "abort": "the server aborted the answer"}
 
 
+# What one answer may hold in the app, whatever the server sends: its text, and its blocks (one sparkline each).
+MAX_ANSWER_CHARS = 1 << 22
+MAX_BLOCKS = wire.MAX_BLOCKS
+
+
 class StreamError(Exception):
     """The server reported an error in the stream, or the stream broke its own format (one line)."""
 
@@ -97,6 +102,10 @@ class ChunkReader:
                 self.content += event.content_delta
                 self.reasoning += event.reasoning_delta
                 self.blocks = max(self.blocks, event.block + 1)
+        if self.blocks > MAX_BLOCKS:
+            raise StreamError(f"the server sent more than {MAX_BLOCKS} blocks for one answer")
+        if sum(map(len, (self.content, self.reasoning, self.content_tail, self.reasoning_tail))) > MAX_ANSWER_CHARS:
+            raise StreamError(f"the server's answer is over {MAX_ANSWER_CHARS >> 20} M characters")
         reason = choice.get("finish_reason")
         if reason:
             if reason not in FINISH_REASONS:
@@ -114,6 +123,14 @@ class ChunkReader:
 
     def _wall_clock_stats(self) -> Stats:
         elapsed = self.clock() - self.started_at
-        return Stats(steps_per_block=(0,) * self.blocks, prompt_tokens=int(self.usage.get("prompt_tokens") or 0),
-                     generated_tokens=int(self.usage.get("completion_tokens") or 0), work_tokens=0,
+        return Stats(steps_per_block=(0,) * self.blocks, prompt_tokens=_count(self.usage.get("prompt_tokens")),
+                     generated_tokens=_count(self.usage.get("completion_tokens")), work_tokens=0,
                      prefill_s=0.0, denoise_s=0.0, total_s=elapsed, peak_memory_bytes=0)
+
+
+def _count(value) -> int:
+    """A usage count as reported, or 0 when it is no sane count."""
+    try:
+        return wire.whole(value, "a usage count")
+    except wire.WireError:
+        return 0

@@ -7,7 +7,7 @@ list of validation problems), and mlx-vlm's mid-stream `{"error": "<string>"}`.
 
 from __future__ import annotations
 
-import json
+from engine import bounded_json
 from typing import Any
 
 MAX_LENGTH = 300
@@ -35,7 +35,7 @@ def error_text(payload: Any) -> str | None:
 def http_error_line(status: int, body: bytes) -> str:
     """`HTTP 400: <the server's message>` for a refused request, whatever the body's shape."""
     try:
-        message = error_text(json.loads(body))
+        message = error_text(bounded_json.loads(body))
     except (ValueError, UnicodeDecodeError):
         message = None
     if message is None:
