@@ -159,6 +159,7 @@ def encode_model(info: ModelInfo, settings: list[str]) -> dict:
             "max_soft_tokens": budget.max_soft_tokens, "patch_size": budget.patch_size,
             "pooling_kernel_size": budget.pooling_kernel_size},
         "context_length": info.context_length,
+        "thinking": info.thinking,
     }
 
 
@@ -174,6 +175,6 @@ def decode_model(name: str, data: Mapping[str, Any], token_texts=()) -> ModelInf
                                                              int(budget["patch_size"]),
                                                              int(budget["pooling_kernel_size"])),
             context_length=data.get("context_length"), remote=True, frames=bool(data.get("frames")),
-            offered_settings=tuple(data["settings"]))
+            offered_settings=tuple(data["settings"]), thinking=bool(data.get("thinking", True)))
     except (KeyError, TypeError, ValueError) as exc:
         raise WireError(f"malformed {MODEL_KEY} model description ({exc})") from None
