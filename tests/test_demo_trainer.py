@@ -34,7 +34,7 @@ def train(out: Path, family: str, *extra: str) -> str:
     command = [train_python(), "-m", "scripts.demo.train", "--family", family, "--out", str(out), "--size", "tiny",
                "--steps", "20", "--device", "cpu", "--examples-per-chunk", "48",
                "--token-budget", "1024", "--warmup", "5", "--log-every", "5", "--checkpoint-every", "10",
-               "--eval-every", "0", "--threads", "1", *extra]
+               "--eval-every", "0", "--threads", "1", "--composed-chat", "0.5", *extra]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr[-2000:]
     return result.stdout

@@ -3,12 +3,21 @@ emoji), sometimes two sentences; plus out-of-scope prompts of many kinds, whose 
 
 The split is by *template*: every body (and every out-of-scope generator's pattern) falls on one side by a
 stable hash, so held-out prompts are built from bodies training never saw, not only new strings of seen ones.
-Openers, closers and noise are shared: they carry no intent.
+Openers, closers and noise are shared: they carry no intent. A body or pattern that reads like a prompt of the
+hand-written panel (scripts/demo/panel_prompts.py) is always held out, so the panel stays unseen.
+
+The curriculum (and with it the held-out evaluation of bench/eval_demo.py) is unchanged: the trainer mixes these
+examples into its chat turns (`--composed-chat`, scripts/demo/feed.py), thanks and out-of-scope first.
 """
 
 from __future__ import annotations
 
+import re
+
+from .curriculum import Example
 from .heldout import check_split, stable_hash
+from .panel_prompts import PANEL
+from .tasks_chat import REASONING, chat_answer
 
 HELDOUT_PERCENT = 20
 OPENERS = ("", "", "", "ok ", "so ", "hey, ", "um ", "well, ", "quick question: ", "hi again. ", "btw ", "listen, ",
@@ -101,8 +110,21 @@ POOLS = {
 KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
 
 
-def _side(*key) -> str:
-    return "heldout" if stable_hash("chat-compose", *key) % 100 < HELDOUT_PERCENT else "train"
+def normal_form(text: str) -> str:
+    """Lower case, letters and digits only, single spaces: how the panel guard compares texts."""
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
+
+
+PANEL_FORMS = frozenset(normal_form(p) for prompts in PANEL.values() for p in prompts)
+# Drawn for training: thanks (both demos' weakest intent) and out-of-scope (the most varied) most often.
+TRAIN_WEIGHTS = {"thanks": 0.35, "out_of_scope": 0.3, "greeting": 0.12, "identity": 0.12, "capabilities": 0.11}
+OUT_OF_SCOPE_REASONING = "The user asks for something I cannot do."
+
+
+def _side(kind: str, text: str) -> str:
+    if normal_form(text) in PANEL_FORMS:
+        return "heldout"
+    return "heldout" if stable_hash("chat-compose", kind, text) % 100 < HELDOUT_PERCENT else "train"
 
 
 def bodies(intent: str, split: str) -> tuple[str, ...]:
@@ -144,6 +166,13 @@ def noised(rng, text: str) -> str:
 
 def compose(rng, intent: str, split: str) -> tuple[str, str]:
     """(template, prompt): the body is the template the split is kept by."""
+    while True:
+        body, prompt = _compose_once(rng, intent, split)
+        if split == "heldout" or normal_form(prompt) not in PANEL_FORMS:
+            return body, prompt
+
+
+def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
     body = rng.choice(bodies(intent, split))
     end = rng.choice(("", "", "?" if intent in ("identity", "capabilities") or body.startswith(("how", "what", "are"))
                       else "!", "."))
@@ -164,8 +193,24 @@ def _fill(rng, pattern: str) -> str:
 
 
 def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
-    kind, pattern = rng.choice(out_of_scope_patterns(split))
-    text = _fill(rng, pattern)
-    if kind != "gibberish":
-        text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + rng.choice(CLOSERS))
-    return pattern, text.strip() or "?"
+    while True:   # a filled pattern may happen to be a panel prompt ("2+2=?"): training never shows one
+        kind, pattern = rng.choice(out_of_scope_patterns(split))
+        text = _fill(rng, pattern)
+        if kind != "gibberish":
+            text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + rng.choice(CLOSERS))
+        text = text.strip() or "?"
+        if split == "heldout" or normal_form(text) not in PANEL_FORMS:
+            return pattern, text
+
+
+def example(rng, split: str, family: str, think: bool = False) -> Example:
+    """One composed single-turn chat example (intents by TRAIN_WEIGHTS)."""
+    intent = rng.choices(tuple(TRAIN_WEIGHTS), weights=tuple(TRAIN_WEIGHTS.values()))[0]
+    if intent == "out_of_scope":
+        template, prompt = compose_out_of_scope(rng, split)
+        answer, reasoning = chat_answer("identity", family), OUT_OF_SCOPE_REASONING
+    else:
+        template, prompt = compose(rng, intent, split)
+        answer, reasoning = chat_answer(intent, family), REASONING[intent]
+    return Example(task="chat", messages=({"role": "user", "content": prompt},), think=think,
+                   reasoning=reasoning if think else "", answer=answer, subtask=intent, template=template)

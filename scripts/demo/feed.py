@@ -36,6 +36,7 @@ class FeedSpec:
     canvas: int               # DiffusionGemma canvas length / LLaDA-2 block length
     vocab: int
     ids: dict                 # the tokenizer's special ids
+    composed_chat: float = 0.0
 
 
 @dataclass
@@ -58,7 +59,8 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
     generator = torch.Generator().manual_seed(stable_hash("feed-noise", spec.seed, index) % 2 ** 62)
     focus = curriculum.parse_focus(spec.focus) if spec.focus else None
     examples = batches.encoded_examples(rng, _tokenizer(spec.model_dir, spec.family), spec.family,
-                                        spec.examples_per_chunk, spec.think_probability, spec.max_length, focus)
+                                        spec.examples_per_chunk, spec.think_probability, spec.max_length, focus,
+                                        spec.composed_chat)
     if spec.family == "diffusion_gemma":
         groups = batches.by_budget(examples, lambda e: batches.dg_length(e, spec.canvas), spec.token_budget, rng)
         made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator) for g in groups]

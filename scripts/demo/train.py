@@ -68,6 +68,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "(--steps): a phase of a longer run")
     p.add_argument("--focus", default="", help="train only these tasks[:sub-task], comma-separated (e.g. "
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
+    p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
+                   "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -141,7 +143,7 @@ class Trainer:
         spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
-                        self.ids)
+                        self.ids, args.composed_chat)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
