@@ -57,3 +57,6 @@ def test_twenty_cpu_steps_stop_resume_and_export_a_loadable_checkpoint(tmp_path,
     finished = list(engine.generate(model, messages=[{"role": "user", "content": "hi"}],
                                     settings=engine.Settings(max_tokens=8)))[-1]
     assert finished.stats.generated_tokens >= 1
+    if family == "llada2_moe":   # a fine-tune starts from a checkpoint's weights (here: the one just exported)
+        again = train(tmp_path / "again", family, "--init-from", str(out / "model"), "--stop-at", "1")
+        assert f"weights from {out / 'model' / 'model.safetensors'}" in again

@@ -70,6 +70,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
                    "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
+    p.add_argument("--init-from", type=Path, help="start from this unquantized checkpoint folder's weights (e.g. "
+                   "tui/demo/llada2-demo) instead of random ones, with a fresh optimizer; ignored once state.pt exists")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -132,6 +134,8 @@ class Trainer:
             self.vocab = self.config["vocab_size"]
         self.generator = torch.Generator().manual_seed(args.seed)
         initialise(self.model, self.generator)
+        if args.init_from is not None and not (args.out / "state.pt").exists():
+            self._load_weights(args.init_from)
         self.model.to(self.device)
         decay = [p for p in self.model.parameters() if p.ndim >= 2 and p.requires_grad]
         other = [p for p in self.model.parameters() if p.ndim < 2 and p.requires_grad]
@@ -147,6 +151,17 @@ class Trainer:
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
+
+    def _load_weights(self, folder: Path) -> None:
+        """The exported (or bundled, unquantized) checkpoint's tensors are the networks' own state_dict names."""
+        from safetensors.torch import load_file
+
+        path = folder / "model.safetensors"
+        tensors = load_file(str(path))
+        if any(name.endswith(".scales") for name in tensors):
+            raise SystemExit(f"{path} is quantized: --init-from needs float weights (bundle without --bits)")
+        self.model.load_state_dict(tensors)
+        print(f"weights from {path}", flush=True)
 
     def _resume(self) -> tuple[int, int]:
         """Load state.pt (saved on either device) and return the data stream's position. A state saved before
