@@ -162,6 +162,10 @@ class ModelInfo:
     remote: bool = False                 # served by another program (see tui.remote)
     frames: bool = True                  # live canvas frames arrive (a remote server may send committed text only)
     offered_settings: tuple[str, ...] | None = None   # the settings the backend takes; None = all of the family's
+    # The chat template has a thinking channel (thinking on changes the prompt). False: `think` does nothing, and
+    # a front end says so rather than accepting it silently (the LLaDA-2 demo's template always writes
+    # "detailed thinking off"). True when unknown (remote models).
+    thinking: bool = True
 
     def token_text(self, token_id: int) -> str:
         texts = self.token_texts

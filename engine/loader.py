@@ -60,6 +60,7 @@ class Model:
             token_texts=self.tokenizer.token_texts(self.network.vocab_size),
             image_budget=self.processor.budget if self.processor is not None else None,
             context_length=self.network.context_length,
+            thinking=self.tokenizer.has_thinking_channel(),
             # Holds the tokenizer and plain numbers, never the model: a UI keeping its ModelInfo must not keep
             # the network (and its MLX arrays) alive after the engine thread dropped it.
             count_tokens=partial(self.tokenizer.count_chat, image_cost=partial(

@@ -166,6 +166,15 @@ class Tokenizer:
             raise CheckpointError(f"the checkpoint's chat template failed: {type(exc).__name__}: {_first_line(exc)}")
         return rendered, texts
 
+    def has_thinking_channel(self) -> bool:
+        """Whether thinking on changes what the template writes (a template that ignores `enable_thinking` has
+        no channel to think in)."""
+        probe = [{"role": "user", "content": "hi"}]
+        try:
+            return self.render(probe, think=True) != self.render(probe, think=False)
+        except EngineError:
+            return False   # no (working) chat template: nothing to think in either
+
     def encode_chat(self, messages: Sequence[dict], think: bool = False) -> list[int]:
         return self._encode_rendered(*self.render(messages, think))[0]
 

@@ -247,6 +247,7 @@ def encode_model(info: ModelInfo, settings: list[str]) -> dict:
             "max_soft_tokens": budget.max_soft_tokens, "patch_size": budget.patch_size,
             "pooling_kernel_size": budget.pooling_kernel_size},
         "context_length": info.context_length,
+        "thinking": info.thinking,
     }
 
 
@@ -268,7 +269,8 @@ def decode_model(name: str, data: Mapping[str, Any], token_texts=()) -> ModelInf
                                                              whole(budget["pooling_kernel_size"],
                                                                    "pooling_kernel_size", 1, 1 << 10)),
             context_length=None if context_length is None else whole(context_length, "context_length", 1, 1 << 31),
-            remote=True, frames=bool(data.get("frames")), offered_settings=tuple(settings))
+            remote=True, frames=bool(data.get("frames")), offered_settings=tuple(settings),
+            thinking=bool(data.get("thinking", True)))
     except (KeyError, TypeError) as exc:
         raise WireError(f"malformed {MODEL_KEY} model description ({exc})") from None
 

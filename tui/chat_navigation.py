@@ -26,6 +26,7 @@ class ConversationState:
         self.history: list[dict] = []            # what the engine gets: role/content of the saved turns
         self.last_answer = ""
         self.generation: Any = None              # the answer being written (see ChatSession)
+        self.model: Any = None                   # the loaded engine.ModelInfo (set by the app)
 
     def _load(self, conversation: Conversation) -> None:
         self.messages = conversation.messages
@@ -126,6 +127,10 @@ class ConversationState:
             except StoreError as exc:
                 self.view.notify(str(exc), "error")
         self.view.show_thinking(self.think)
+        if self.think and self.model is not None and not self.model.thinking:
+            self.view.notify(f"Thinking on for this conversation, but {self.model.name} has no thinking channel: "
+                             "it answers without reasoning.", "warning")
+            return
         self.view.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
 
 

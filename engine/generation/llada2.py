@@ -90,19 +90,19 @@ class Plan:
 
 
 def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint: bool = False) -> Plan:
-    """None -> the official defaults: block 32, steps 32, threshold 0.95 (or the generation_config's
-    `threshold`, the official generate()'s name for it), greedy; max_tokens from the checkpoint's
+    """None -> the generation_config's `block_length`, `steps` and `threshold` (the official generate()'s names),
+    else the official defaults: block 32, steps 32, threshold 0.95; greedy; max_tokens from the checkpoint's
     generation_config (max_new_tokens), else 256; editing off, or for a 2.1 checkpoint
     (`editing_checkpoint`) the 2.1 code's 0.9 with 16 post steps. Asking for an editing threshold or a preset
     turns editing on unless `token_editing` says off. A `llada_mode` preset fills what is unset."""
     g = generation_config or {}
     preset = PRESETS.get(settings.llada_mode, {})
-    block_length = int(first_set(settings.block_length, DEFAULT_BLOCK_LENGTH))
+    block_length = int(first_set(settings.block_length, g.get("block_length"), DEFAULT_BLOCK_LENGTH))
     max_tokens = int(first_set(settings.max_tokens, g.get("max_new_tokens"), 256))
     # The official loop caps steps at gen_length (its quota then commits several tokens per step). Steps beyond
     # the block length would never run (the first block-length steps commit at least one position each), so
     # they are clamped too, and Step.max_steps shows the real bound.
-    steps = min(int(first_set(settings.max_denoising_steps, DEFAULT_STEPS)), block_length, max_tokens)
+    steps = min(int(first_set(settings.max_denoising_steps, g.get("steps"), DEFAULT_STEPS)), block_length, max_tokens)
     threshold = float(first_set(settings.diffusion_threshold, preset.get("diffusion_threshold"), g.get("threshold"),
                                 DEFAULT_THRESHOLD))
     editing = first_set(settings.editing_threshold, preset.get("editing_threshold"), g.get("editing_threshold"),

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import torch
 
+from . import chat_compose
 from .curriculum import sample_mixture
 from .tokenizers import encode_example
 
@@ -32,10 +33,14 @@ class Encoded:
 
 
 def encoded_examples(rng: random.Random, tokenizer, family: str, count: int, think_probability: float,
-                     max_length: int, focus: dict | None = None) -> list[Encoded]:
+                     max_length: int, focus: dict | None = None, composed_chat: float = 0.0) -> list[Encoded]:
+    """`composed_chat`: the share of chat examples replaced by composed small talk and out-of-scope prompts
+    (scripts/demo/chat_compose.py)."""
     out = []
     while len(out) < count:
         example = sample_mixture(rng, "train", family=family, think_probability=think_probability, focus=focus)
+        if example.task == "chat" and composed_chat and rng.random() < composed_chat:
+            example = chat_compose.example(rng, "train", family, example.think)
         prompt, answer = encode_example(example, tokenizer)
         if len(prompt) + len(answer) <= max_length:
             out.append(Encoded(prompt, answer, example.task))

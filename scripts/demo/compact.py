@@ -26,22 +26,23 @@ class CompactDG:
     encoder_masks: dict            # layer type -> bool [1, 1, T, T]
 
 
-def dg_layout(prompt_lengths, num_blocks, canvas: int, window: int, total_length: int) -> CompactDG:
-    prompts = torch.as_tensor(prompt_lengths, dtype=torch.long)[:, None]
-    sizes = torch.as_tensor(num_blocks, dtype=torch.long)[:, None] * canvas
+def dg_layout(prompt_lengths, num_blocks, canvas: int, window: int, total_length: int, device=None) -> CompactDG:
+    """`device`: where the layout is built (the trainer's; masks are large, better made there than copied)."""
+    prompts = torch.as_tensor(prompt_lengths, dtype=torch.long, device=device)[:, None]
+    sizes = torch.as_tensor(num_blocks, dtype=torch.long, device=device)[:, None] * canvas
     width = int(sizes.max())
-    i = torch.arange(width)[None]
+    i = torch.arange(width, device=device)[None]
     valid = i < sizes
     positions = prompts + i
     gather = torch.where(valid, positions, torch.zeros_like(positions)).clamp(max=total_length - 1)
     block = torch.div(i, canvas, rounding_mode="floor")
     start = (prompts + block * canvas)[:, :, None]                         # [B, Tc, 1]
-    keys = torch.arange(total_length)[None, None]                         # [1, 1, T]
+    keys = torch.arange(total_length, device=device)[None, None]                         # [1, 1, T]
     before = valid[:, :, None] & (keys < start)
     recent = before & (keys >= start - window + 1)
     own = valid[:, :, None] & valid[:, None, :] & (block[:, :, None] == block[:, None, :])
-    own = own | (~valid[:, :, None] & torch.eye(width, dtype=torch.bool)[None])   # padding rows: themselves
-    t = torch.arange(total_length)
+    own = own | (~valid[:, :, None] & torch.eye(width, dtype=torch.bool, device=device)[None])   # padding rows: themselves
+    t = torch.arange(total_length, device=device)
     causal = t[None, :] <= t[:, None]
     encoder = {FULL: causal[None, None], SLIDING: (causal & (t[:, None] - t[None, :] < window))[None, None]}
     decoder = {FULL: torch.cat([before, own], -1)[:, None], SLIDING: torch.cat([recent, own], -1)[:, None]}
@@ -57,24 +58,24 @@ class CompactLLaDA:
     noisy_mask: torch.Tensor       # bool [B, 1, Tn, T + Tn]
 
 
-def llada_layout(prompt_lengths, lengths, block: int, total_length: int) -> CompactLLaDA:
-    lengths_ = torch.as_tensor(lengths, dtype=torch.long)[:, None]
-    first = torch.div(torch.as_tensor(prompt_lengths, dtype=torch.long)[:, None], block, rounding_mode="floor") * block
+def llada_layout(prompt_lengths, lengths, block: int, total_length: int, device=None) -> CompactLLaDA:
+    lengths_ = torch.as_tensor(lengths, dtype=torch.long, device=device)[:, None]
+    first = torch.div(torch.as_tensor(prompt_lengths, dtype=torch.long, device=device)[:, None], block, rounding_mode="floor") * block
     sizes = lengths_ - first
     width = int(sizes.max())
-    i = torch.arange(width)[None]
+    i = torch.arange(width, device=device)[None]
     valid = i < sizes
     positions = first + i
     gather = torch.where(valid, positions, torch.zeros_like(positions)).clamp(max=total_length - 1)
-    t = torch.arange(total_length)
+    t = torch.arange(total_length, device=device)
     blocks = torch.div(t, block, rounding_mode="floor")
     real = (t[None] < lengths_)[:, None, :]                                # [B, 1, T] real keys
-    eye = torch.eye(total_length, dtype=torch.bool)[None]
+    eye = torch.eye(total_length, dtype=torch.bool, device=device)[None]
     clean = ((blocks[None, :] <= blocks[:, None])[None] & real) | eye
     query_block = torch.div(positions, block, rounding_mode="floor")      # [B, Tn]
     earlier = valid[:, :, None] & (blocks[None, None, :] < query_block[:, :, None]) & real
     same = valid[:, :, None] & valid[:, None, :] & (query_block[:, :, None] == query_block[:, None, :])
-    same = same | (~valid[:, :, None] & torch.eye(width, dtype=torch.bool)[None])
+    same = same | (~valid[:, :, None] & torch.eye(width, dtype=torch.bool, device=device)[None])
     return CompactLLaDA(positions, valid, gather, clean[:, None], torch.cat([earlier, same], -1)[:, None])
 
 

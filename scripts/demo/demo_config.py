@@ -16,6 +16,17 @@ SIZES = {
 }
 DG_CANVAS = 32          # a short canvas: most answers fit one block, and training wastes little on padding
 MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400
+# Sampler defaults that let a user watch a block resolve. The tiny demos are so sure of their fixed answers that
+# the released defaults settle a whole block at the first step. DiffusionGemma: a hot first step (t_max 1.6)
+# spreads the entropy so the bound accepts a few positions at a time, and a 5-step schedule cools it to t_min
+# quickly (3 steps per block, about an eighth of the block accepted at the first). LLaDA-2: `threshold` 1.0 is
+# never cleared, so every step unmasks exactly its quota, `steps` 8 = 4 positions of a 32-position block per
+# step. The quota also commits positions the tiny LLaDA-2 is unsure of: on the hand-written panel (bench/eval_demo.py
+# --panel) 4 of 60 answers garble against 2 with the old 0.999 / 32 steps (steps 4: 9); its fine-tune must fix it.
+DEMO_SAMPLING = {
+    "diffusion_gemma": {"max_denoising_steps": 5, "t_max": 1.6},
+    "llada2_moe": {"threshold": 1.0, "steps": 8},
+}
 
 
 def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]:
@@ -31,7 +42,7 @@ def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]
             # Longer than any demo conversation: the sliding layers see everything the model was trained on.
             sliding_window=1024, pad_token_id=ids["pad"], bos_token_id=ids["bos"],
         )
-        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS)
+        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS, **DEMO_SAMPLING[family])
     else:
         hidden = sizes["hidden_size"]
         config = config_for(
@@ -40,5 +51,5 @@ def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]
             num_attention_heads=4, num_key_value_heads=2, intermediate_size=2 * hidden, moe_intermediate_size=hidden,
             mask_token_id=ids["mask"], pad_token_id=ids["pad"], eos_token_id=ids["eos"], bos_token_id=ids["bos"],
         )
-        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS)
+        generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS, **DEMO_SAMPLING[family])
     return config, generation

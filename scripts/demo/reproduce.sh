@@ -56,3 +56,14 @@ card_dg="\`scripts/demo/reproduce.sh\` (nine phases: $phases, then with a fourth
     --tasks chat --n 50 --n-other 8 --command "$card_dg"
 "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest tui/demo/llada2-demo --tasks chat --n 50 \
     --n-other 8 --command "$card_llada2"
+
+# Second pass (issue 26), started 2026-12-02 and NOT bundled (it had not been measured against every bar by the
+# session's end): LLaDA-2 fine-tuned from the bundled weights on small talk with 70 % of its chat turns composed
+# (scripts/demo/chat_compose.py: thanks and out-of-scope first), one thread in the background. DiffusionGemma's
+# bundled weights are 8-bit, which --init-from refuses: its fine-tune needs the float run state or a dequantizer.
+# Bundle only if bench/eval_demo.py --panel --grid beats the bundled demo on every bar (docs/pending/issue-26.md).
+finetune_llada2() {
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_finetune" \
+        --init-from tui/demo/llada2-demo --steps 1500 --warmup 50 --lr 3e-4 --min-lr 5e-5 --focus chat \
+        --composed-chat 0.7 --threads 1 --workers 0 --eval-every 0 --checkpoint-every 50 --log-every 10
+}

@@ -21,7 +21,7 @@ import torch
 from torch import nn
 
 from .torch_common import (RMSNorm, apply_rope, as_positions, attend, concat_prefix, gelu_tanh, linear,
-                           rms_norm, rope_inverse_frequencies, upcast)
+                           rms_norm, rope_inverse_frequencies, routed_experts, upcast)
 
 SLIDING = "sliding_attention"
 FULL = "full_attention"
@@ -163,15 +163,7 @@ class Experts(nn.Module):
 
     def forward(self, x, indices, weights):
         """x [N, H], indices/weights [N, k] -> sum_k weights * expert_k(x)."""
-        out = torch.zeros_like(x)
-        for expert in range(self.gate_up_proj.shape[0]):
-            tokens, slot = torch.where(indices == expert)
-            if tokens.numel() == 0:
-                continue
-            gate, up = (x[tokens] @ self.gate_up_proj[expert].T).chunk(2, dim=-1)
-            y = (gelu_tanh(gate) * up) @ self.down_proj[expert].T
-            out = out.index_add(0, tokens, y * weights[tokens, slot, None])
-        return out
+        return routed_experts(x, indices, weights, self.gate_up_proj, self.down_proj, gelu_tanh)
 
 
 class DecoderLayer(nn.Module):

@@ -23,7 +23,7 @@ from torch import nn
 from torch.nn import functional as F
 
 from .torch_common import (RMSNorm, apply_rope, as_positions, attend, concat_prefix, linear,
-                           rope_inverse_frequencies, upcast)
+                           rope_inverse_frequencies, routed_experts, upcast)
 
 FAMILY = "llada2_moe"
 
@@ -152,12 +152,10 @@ class SparseMoeBlock(nn.Module):
     def forward(self, x):
         flat = x.reshape(-1, x.shape[-1])
         indices, weights = self.gate(flat)
-        out = torch.zeros_like(flat)
-        for e, expert in enumerate(self.experts):      # each expert runs on its own tokens only
-            tokens, slot = torch.where(indices == e)
-            if tokens.numel():
-                out = out.index_add(0, tokens, expert(flat[tokens]) * weights[tokens, slot, None])
-        out = out.view(x.shape)
+        # The checkpoint's layout keeps one module per expert; stacked here for the batched dispatch.
+        gate_up = torch.stack([torch.cat([e.gate_proj.weight, e.up_proj.weight]) for e in self.experts])
+        down = torch.stack([e.down_proj.weight for e in self.experts])
+        out = routed_experts(flat, indices, weights, gate_up, down, F.silu).view(x.shape)
         return out if self.shared_experts is None else out + self.shared_experts(x)
 
 

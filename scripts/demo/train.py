@@ -4,8 +4,10 @@ Runs with the PyTorch environment (torch, numpy, tokenizers, safetensors, mlx fo
 PyTorch because a training step is ~2.8-3x faster than MLX's on a CPU (scripts/demo/compare_trainers.py);
 the PyTorch networks compute exactly what the engine computes (tests/test_demo_parity.py).
 
-Seeded and resumable: RUN_FOLDER/state.pt holds the model, the optimizer, the step and every random
-generator, written atomically every --checkpoint-every steps; rerunning the same command continues from it.
+Seeded and resumable: RUN_FOLDER/state.pt holds the model, the optimizer, the step and the data stream's
+position, written atomically every --checkpoint-every steps; rerunning the same command continues from it, on
+either device (`--device cpu|cuda`; CUDA trains under bfloat16 autocast). Batches are made ahead in
+--workers processes (scripts/demo/feed.py); --token-budget 0 sizes them for the device.
 RUN_FOLDER/log.jsonl gets the loss every --log-every steps and the held-out accuracy (bench/eval_demo.py on
 the exported checkpoint, run by the engine itself) every --eval-every steps. RUN_FOLDER/model is the
 exported checkpoint in the real Hugging Face layout, with the demo's tokenizer and chat template.
@@ -17,7 +19,6 @@ import argparse
 import json
 import math
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -29,10 +30,11 @@ os.environ.setdefault("DIFFUSION_CHAT_NO_OPENBLAS", "1")  # torch brings its own
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from . import batches, compact, curriculum  # noqa: E402
+from . import compact  # noqa: E402
+from .feed import Feed, FeedSpec  # noqa: E402
 from .demo_config import demo_checkpoint_config  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
-from .tokenizers import load_tokenizer, special_ids, write_tokenizer  # noqa: E402
+from .tokenizers import special_ids, write_tokenizer  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_PYTHON = os.environ.get("DIFFUSION_CHAT_ENGINE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
@@ -43,7 +45,11 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--family", required=True, choices=("diffusion_gemma", "llada2_moe"))
     p.add_argument("--out", required=True, type=Path, help="run folder (created; resumed when it holds state.pt)")
     p.add_argument("--steps", type=int, default=8000)
-    p.add_argument("--token-budget", type=int, default=8192, help="padded tokens per batch")
+    p.add_argument("--token-budget", type=int, default=0, help="padded tokens per batch (0 = sized for the "
+                   "device: 8192 on CPU, from the free memory on CUDA)")
+    p.add_argument("--device", default="cpu", choices=("cpu", "cuda"))
+    p.add_argument("--workers", type=int, default=1, help="processes making batches ahead (0 = in this one)")
+    p.add_argument("--examples-per-chunk", type=int, default=1024, help="examples per chunk of the data stream")
     p.add_argument("--lr", type=float, default=1.5e-3)
     p.add_argument("--min-lr", type=float, default=1e-4)
     p.add_argument("--warmup", type=int, default=300)
@@ -56,12 +62,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--max-length", type=int, default=640, help="longest example (tokens) trained on")
     p.add_argument("--log-every", type=int, default=25)
     p.add_argument("--checkpoint-every", type=int, default=250)
-    p.add_argument("--eval-every", type=int, default=1000)
+    p.add_argument("--eval-every", type=int, default=1000, help="0 = no evaluation")
     p.add_argument("--eval-n", type=int, default=12, help="held-out prompts per task at each evaluation")
     p.add_argument("--stop-at", type=int, help="save and stop after this step without changing the schedule "
                    "(--steps): a phase of a longer run")
     p.add_argument("--focus", default="", help="train only these tasks[:sub-task], comma-separated (e.g. "
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
+    p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
+                   "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
+    p.add_argument("--init-from", type=Path, help="start from this unquantized checkpoint folder's weights (e.g. "
+                   "tui/demo/llada2-demo) instead of random ones, with a fresh optimizer; ignored once state.pt exists")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -72,6 +82,23 @@ def initialise(model: torch.nn.Module, generator: torch.Generator) -> None:
         if parameter.ndim >= 2:
             with torch.no_grad():
                 parameter.normal_(0.0, 0.02, generator=generator)
+
+
+CPU_TOKEN_BUDGET = 8192
+# A rough upper bound of what one padded token costs in training memory on the demo sizes (activations of every
+# layer kept for the backward pass, the batched experts' [tokens, experts, 2I] products, masks): the CUDA budget
+# is a quarter of the free memory over it, so the estimate may be off by a lot and still fit.
+TRAINING_BYTES_PER_TOKEN = 256 * 1024
+MAX_TOKEN_BUDGET = 262_144
+
+
+def token_budget(args) -> int:
+    if args.token_budget:
+        return args.token_budget
+    if args.device != "cuda":
+        return CPU_TOKEN_BUDGET
+    free, _ = torch.cuda.mem_get_info()
+    return int(min(MAX_TOKEN_BUDGET, max(CPU_TOKEN_BUDGET, free // 4 // TRAINING_BYTES_PER_TOKEN)))
 
 
 def learning_rate(step: int, args) -> float:
@@ -87,8 +114,10 @@ class Trainer:
         self.family = args.family
         self.model_dir = args.out / "model"
         write_tokenizer(self.model_dir, self.family)
-        self.tokenizer = load_tokenizer(self.model_dir, self.family)
         self.ids = special_ids(self.family)
+        self.device = torch.device(args.device)
+        if self.device.type == "cuda" and not torch.cuda.is_available():
+            raise SystemExit("--device cuda: PyTorch sees no CUDA device here")
         self.config, self.generation_config = demo_checkpoint_config(self.family, args.size)
         if self.family == "diffusion_gemma":
             from .torch_dg import DiffusionGemma
@@ -104,88 +133,107 @@ class Trainer:
             self.block = 32
             self.vocab = self.config["vocab_size"]
         self.generator = torch.Generator().manual_seed(args.seed)
-        self.rng = random.Random(args.seed)
         initialise(self.model, self.generator)
+        if args.init_from is not None and not (args.out / "state.pt").exists():
+            self._load_weights(args.init_from)
+        self.model.to(self.device)
         decay = [p for p in self.model.parameters() if p.ndim >= 2 and p.requires_grad]
         other = [p for p in self.model.parameters() if p.ndim < 2 and p.requires_grad]
         self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                                             {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98))
         self.step = 0
-        self.groups: list = []
-        self._resume()
+        self.budget = token_budget(args)
+        position = self._resume()
+        spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
+                        args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
+                        args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
+                        self.ids, args.composed_chat)
+        self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
 
-    def _resume(self) -> None:
+    def _load_weights(self, folder: Path) -> None:
+        """The exported (or bundled, unquantized) checkpoint's tensors are the networks' own state_dict names."""
+        from safetensors.torch import load_file
+
+        path = folder / "model.safetensors"
+        tensors = load_file(str(path))
+        if any(name.endswith(".scales") for name in tensors):
+            raise SystemExit(f"{path} is quantized: --init-from needs float weights (bundle without --bits)")
+        self.model.load_state_dict(tensors)
+        print(f"weights from {path}", flush=True)
+
+    def _resume(self) -> tuple[int, int]:
+        """Load state.pt (saved on either device) and return the data stream's position. A state saved before
+        the feed existed has none: it continues from the stream's start (its focus may have changed anyway)."""
         path = self.args.out / "state.pt"
         if not path.exists():
-            return
-        state = torch.load(path, weights_only=False)
+            return 0, 0
+        state = torch.load(path, weights_only=False, map_location="cpu")
         self.model.load_state_dict(state["model"])
-        self.optimizer.load_state_dict(state["optimizer"])
+        self.optimizer.load_state_dict(state["optimizer"])   # moves the moments to the parameters' device
         self.step = state["step"]
         self.generator.set_state(state["generator"])
-        self.rng.setstate(state["rng"])
         print(f"resumed at step {self.step}", flush=True)
+        return tuple(state.get("feed", (0, 0)))
 
     def save(self) -> None:
         path = self.args.out / "state.pt"
         temporary = path.with_suffix(".tmp")
         torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "step": self.step,
-                    "generator": self.generator.get_state(), "rng": self.rng.getstate(),
+                    "generator": self.generator.get_state(), "feed": self.feed.position,
                     "args": vars(self.args) | {"out": str(self.args.out)}}, temporary)
         os.replace(temporary, path)
         export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
 
     # ---- data -------------------------------------------------------------------------------------------
 
-    def _next_group(self) -> list:
-        if not self.groups:
-            examples = batches.encoded_examples(
-                self.rng, self.tokenizer, self.family, 1024,
-                self.args.think_probability if self.family == "diffusion_gemma" else 0.0, self.args.max_length,
-                curriculum.parse_focus(self.args.focus) if self.args.focus else None)
-            length = (lambda e: batches.dg_length(e, self.canvas)) if self.family == "diffusion_gemma" else \
-                (lambda e: batches.llada_length(e, self.block))
-            self.groups = batches.by_budget(examples, length, self.args.token_budget, self.rng)
-        return self.groups.pop()
-
     # ---- losses -----------------------------------------------------------------------------------------
 
     def loss(self) -> tuple[torch.Tensor, int]:
-        group = self._next_group()
-        if self.family == "diffusion_gemma":
-            return self._dg_loss(group)
-        return self._llada_loss(group)
+        prepared = self.feed.next()
+        # bfloat16 matmuls on CUDA; the networks keep norms, softmax and logits in float32 themselves.
+        with torch.autocast("cuda", dtype=torch.bfloat16, enabled=self.device.type == "cuda"):
+            if self.family == "diffusion_gemma":
+                return self._dg_loss(prepared)
+            return self._llada_loss(prepared)
 
-    def _dg_loss(self, group) -> tuple[torch.Tensor, int]:
-        batch = batches.dg_batch(group, self.canvas, self.vocab, self.ids["pad"], self.generator)
-        length = batch.clean.shape[1]
-        layout = compact.dg_layout(batch.prompt_lengths, batch.blocks, self.canvas, self.window, length)
+    def _on_device(self, tensor: torch.Tensor) -> torch.Tensor:
+        return tensor.to(self.device, non_blocking=True)
+
+    def _dg_loss(self, prepared) -> tuple[torch.Tensor, int]:
+        batch, device = prepared.batch, self.device
+        clean, noisy_rows = self._on_device(batch.clean), self._on_device(batch.noisy)
+        length = clean.shape[1]
+        layout = compact.dg_layout(batch.prompt_lengths, batch.blocks, self.canvas, self.window, length, device)
         model = self.model
-        prefix = model.encode(batch.clean, torch.arange(length).expand_as(batch.clean), layout.encoder_masks)
-        noisy, target = compact.take(batch.noisy, layout.gather), compact.take(batch.clean, layout.gather)
+        prefix = model.encode(clean, torch.arange(length, device=device).expand_as(clean), layout.encoder_masks)
+        noisy, target = compact.take(noisy_rows, layout.gather), compact.take(clean, layout.gather)
         self_conditioning = None
-        if torch.rand((), generator=self.generator) < self.args.self_conditioning:
+        if prepared.coin < self.args.self_conditioning:
             # As the sampler uses it: the previous (noisier) step's logits over its schedule temperature.
             with torch.no_grad():
-                first = model.decode(compact.take(batch.noisier, layout.gather), layout.positions,
+                first = model.decode(compact.take(self._on_device(batch.noisier), layout.gather), layout.positions,
                                      [(k.detach(), v.detach()) for k, v in prefix], layout.decoder_masks)
-                temperature = 0.4 + 0.4 * torch.rand((), generator=self.generator)
-                self_conditioning = first / temperature
+                self_conditioning = first.float() / prepared.temperature
         logits = model.decode(noisy, layout.positions, prefix, layout.decoder_masks, self_conditioning,
                               layout.valid if self_conditioning is not None else None)
-        return F.cross_entropy(logits[layout.valid], target[layout.valid]), batch.tokens
+        return F.cross_entropy(logits[layout.valid].float(), target[layout.valid]), batch.tokens
 
-    def _llada_loss(self, group) -> tuple[torch.Tensor, int]:
-        batch = batches.llada_batch(group, self.block, self.ids["eos"], self.ids["mask"], self.generator)
-        length = batch.clean.shape[1]
-        layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length)
-        prefix = self.model.encode(batch.clean, torch.arange(length).expand_as(batch.clean), layout.clean_mask)
-        noisy, target = compact.take(batch.noisy, layout.gather), compact.take(batch.clean, layout.gather)
-        masked = compact.take(batch.masked, layout.gather) & layout.valid
+    def _llada_loss(self, prepared) -> tuple[torch.Tensor, int]:
+        batch, device = prepared.batch, self.device
+        clean = self._on_device(batch.clean)
+        length = clean.shape[1]
+        # Counted on the CPU side, so the count costs the GPU no sync.
+        cpu_layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length)
+        count = int((compact.take(batch.masked, cpu_layout.gather) & cpu_layout.valid).sum())
+        layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length, device)
+        prefix = self.model.encode(clean, torch.arange(length, device=device).expand_as(clean), layout.clean_mask)
+        noisy = compact.take(self._on_device(batch.noisy), layout.gather)
+        target = compact.take(clean, layout.gather)
+        masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
         logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
-        return F.cross_entropy(logits[masked], target[masked]), int(masked.sum())
+        return F.cross_entropy(logits[masked].float(), target[masked]), count
 
     # ---- the loop ---------------------------------------------------------------------------------------
 
@@ -209,10 +257,10 @@ class Trainer:
             self.optimizer.step()
             self.step += 1
             tokens += count
-            losses.append(float(loss.detach()))
+            losses.append(loss.detach())   # read at the log line: no host sync per step
             if self.step % args.log_every == 0:
                 elapsed = time.perf_counter() - began
-                record = {"step": self.step, "loss": round(sum(losses) / len(losses), 4),
+                record = {"step": self.step, "loss": round(float(torch.stack(losses).mean()), 4),
                           "lr": round(learning_rate(self.step, args), 6), "tokens_per_s": round(tokens / elapsed, 1),
                           "time": round(time.time())}
                 print(json.dumps(record), flush=True)
@@ -221,7 +269,7 @@ class Trainer:
                 began, tokens, losses = time.perf_counter(), 0, []
             if self.step % args.checkpoint_every == 0 or self.step == args.steps:
                 self.save()
-            if self.step % args.eval_every == 0 or self.step == args.steps:
+            if args.eval_every and (self.step % args.eval_every == 0 or self.step == args.steps):
                 self.save()
                 result = evaluate(self.model_dir, args.eval_n)
                 record = {"step": self.step, "eval": result, "time": round(time.time())}
@@ -249,7 +297,11 @@ def main(argv=None) -> int:
     args = parse_args(argv)
     torch.set_num_threads(args.threads)
     args.out.mkdir(parents=True, exist_ok=True)
-    Trainer(args).run()
+    trainer = Trainer(args)
+    try:
+        trainer.run()
+    finally:
+        trainer.feed.close()
     return 0
 
 

@@ -1,0 +1,85 @@
+"""The hand-written panel (scripts/demo/panel_prompts.py) through a demo, as the app would run it.
+
+For each configuration (the demo's own defaults; optionally a grid of temperatures × seeds × thinking) every
+panel prompt is answered once. Reported per configuration: accuracy per intent (the exact fixed answer:
+thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
+reasoning that names the wrong intent (thinking on, DiffusionGemma), steps per block (mean and minimum),
+positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
+"""
+
+from __future__ import annotations
+
+import time
+
+import engine
+from engine.events import Finished, Step
+from scripts.demo.panel_prompts import PANEL
+from scripts.demo.tasks_chat import REASONING, chat_answer
+
+ABOUT_INTENTS = ("greeting", "identity", "capabilities", "out_of_scope")
+
+
+def expected_answer(intent: str, family: str) -> str:
+    return chat_answer("thanks" if intent == "thanks" else "identity", family)
+
+
+def answer_once(model, prompt: str, settings: engine.Settings, think: bool) -> dict:
+    """One generation: its content, reasoning, steps per block, first-step acceptance and wall time."""
+    began = time.perf_counter()
+    first_step_fraction, finished = [], None
+    for event in engine.generate(model, messages=[{"role": "user", "content": prompt}], settings=settings,
+                                 think=think):
+        if isinstance(event, Step) and event.step == 0:
+            first_step_fraction.append(event.newly_accepted / max(len(event.canvas), 1))
+        elif isinstance(event, Finished):
+            finished = event
+    return {"content": finished.content.strip(), "reasoning": finished.reasoning.strip(),
+            "steps": list(finished.stats.steps_per_block), "first": first_step_fraction,
+            "seconds": time.perf_counter() - began}
+
+
+def run_configuration(model, settings: engine.Settings, think: bool) -> dict:
+    family = model.family
+    fixed = {chat_answer(intent, family) for intent in ("identity", "thanks")}
+    per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
+    for intent, prompts in PANEL.items():
+        right = 0
+        for prompt in prompts:
+            got = answer_once(model, prompt, settings, think)
+            ok = got["content"] == expected_answer(intent, family)
+            right += ok
+            if got["content"] not in fixed:
+                garbled.append({"prompt": prompt, "got": got["content"]})
+            elif not ok and len(failures) < 6:
+                failures.append({"intent": intent, "prompt": prompt, "got": got["content"][:40]})
+            if think and intent in REASONING and got["reasoning"] != REASONING[intent]:
+                wrong_reasoning += 1
+            steps += got["steps"]
+            firsts += got["first"]
+            seconds.append(got["seconds"])
+        per_intent[intent] = round(right / len(prompts), 3)
+    row = {"think": think, "temp": settings.temp, "seed": settings.seed, "accuracy": per_intent,
+           "garbled": len(garbled), "garbled_examples": garbled[:3], "wrong_intent_failures": failures,
+           "steps_per_block_mean": round(sum(steps) / len(steps), 2), "steps_per_block_min": min(steps),
+           "first_step_accepted_fraction": round(sum(firsts) / max(len(firsts), 1), 3),
+           "seconds_per_answer_mean": round(sum(seconds) / len(seconds), 3),
+           "seconds_per_answer_max": round(max(seconds), 3)}
+    if think:
+        row["reasoning_wrong_intent"] = wrong_reasoning
+    return row
+
+
+def configurations(family: str, grid: bool) -> list[tuple[engine.Settings, bool]]:
+    thinking = (False, True) if family == "diffusion_gemma" else (False,)
+    configs = [(engine.Settings(), think) for think in thinking]
+    if grid:
+        configs += [(engine.Settings(temp=temp, seed=seed), think) for think in thinking
+                    for temp in (0.0, 0.5, 1.0) for seed in (1, 2, 3)]
+    return configs
+
+
+def evaluate_panel(model, grid: bool = False) -> dict:
+    rows = [run_configuration(model, settings, think) for settings, think in configurations(model.family, grid)]
+    return {"configurations": rows, "garbled_total": sum(r["garbled"] for r in rows),
+            "steps_per_block_min": min(r["steps_per_block_min"] for r in rows),
+            "seconds_per_answer_max": max(r["seconds_per_answer_max"] for r in rows)}

@@ -1,0 +1,216 @@
+"""Small-talk prompts grown by composition: opener × body × closer, then surface noise (case, typos, slang,
+emoji), sometimes two sentences; plus out-of-scope prompts of many kinds, whose answer is the about line.
+
+The split is by *template*: every body (and every out-of-scope generator's pattern) falls on one side by a
+stable hash, so held-out prompts are built from bodies training never saw, not only new strings of seen ones.
+Openers, closers and noise are shared: they carry no intent. A body or pattern that reads like a prompt of the
+hand-written panel (scripts/demo/panel_prompts.py) is always held out, so the panel stays unseen.
+
+The curriculum (and with it the held-out evaluation of bench/eval_demo.py) is unchanged: the trainer mixes these
+examples into its chat turns (`--composed-chat`, scripts/demo/feed.py), thanks and out-of-scope first.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .curriculum import Example
+from .heldout import check_split, stable_hash
+from .panel_prompts import PANEL
+from .tasks_chat import REASONING, chat_answer
+
+HELDOUT_PERCENT = 20
+OPENERS = ("", "", "", "ok ", "so ", "hey, ", "um ", "well, ", "quick question: ", "hi again. ", "btw ", "listen, ",
+           "one thing: ", "hmm, ")
+CLOSERS = ("", "", "", " :)", " 🙂", " 😊", " lol", "!", "?", " pls", " please", " haha", "!!", " 👍", "...")
+
+# Bodies per intent. Thanks include statements and appreciation; greetings include questions.
+BODIES = {
+    "greeting": (
+        "hi", "hello", "hey", "hiya", "howdy", "yo", "sup", "good morning", "good evening", "good afternoon",
+        "morning", "evening", "hey there", "hello there", "hi there", "greetings", "heya", "hey hey", "hello friend",
+        "how are you", "how's it going", "how are you doing", "what's up", "how do you do", "how have you been",
+        "are you there", "anyone home", "is anybody there", "can you hear me", "nice to meet you", "hi bot",
+        "hello again", "good day", "hey buddy", "hola", "bonjour", "salut", "ahoy", "hi, how are things",
+        "hey, you awake", "what's new", "long time no see", "hello, how are you today", "hey how r u", "wassup",
+        "hellooo", "oh hi", "good to see you", "hi, anybody around", "how's your day"),
+    "identity": (
+        "who are you", "what are you", "what's your name", "what is your name", "tell me about yourself",
+        "introduce yourself", "are you a person", "are you a bot", "are you human", "are you an ai",
+        "are you a robot", "are you real", "what model are you", "which model is this", "are you chatgpt",
+        "are you gpt", "who made you", "who built you", "who created you", "what kind of ai are you",
+        "who am i talking to", "who am i chatting with", "what am i talking to", "what is this thing",
+        "what should i call you", "describe yourself", "say who you are", "what exactly are you",
+        "are you a real person or a bot", "is this an ai", "whats ur name", "who r u", "wat r u", "u a bot",
+        "are you a language model", "what are you called", "do you have a name", "tell me what you are",
+        "i want to know who you are", "what sort of program are you", "are you alive", "who's this",
+        "explain what you are", "identify yourself", "what's this model", "who's on the other end",
+        "tell me a little about yourself", "what are you exactly", "are you sentient", "what is this chatbot"),
+    "capabilities": (
+        "what can you do", "help", "halp", "what are you good at", "how can you help me", "what can i ask you",
+        "what are your capabilities", "what are your skills", "list your skills", "what do you do",
+        "what are you for", "can you help me", "what questions can you answer", "how do i use you",
+        "how do i use this", "what can this demo do", "what kinds of things can i ask", "what are your features",
+        "what r ur features", "wat can u do", "what are you capable of", "any tips on what to ask",
+        "what should i ask", "what's this thing good for", "what can you help with", "show me what you can do",
+        "what do you know how to do", "give me examples of what to ask", "what tasks can you do",
+        "what can i do here", "how does this work", "what jobs can you do", "what's possible here",
+        "tell me what you can do", "what are you able to do", "menu", "options", "what do you offer",
+        "can you do anything useful", "what are you useful for", "explain how to use you", "what's your skillset",
+        "what are your abilities", "suggest something to try", "what can i try", "got any features",
+        "what functions do you have", "teach me how to use you", "what are you programmed to do",
+        "what's your purpose"),
+    "thanks": (
+        "thanks", "thank you", "thx", "ty", "tysm", "thanks a lot", "thank you so much", "many thanks",
+        "thanks a bunch", "cheers", "cheers mate", "much appreciated", "i appreciate it", "appreciate it",
+        "i really appreciate your help", "i appreciate your help", "that was helpful", "that was really helpful",
+        "you've been very helpful", "you've been a great help", "you were helpful", "that helped a lot",
+        "that's exactly what i needed", "great, thanks", "perfect, thank you", "awesome, thanks",
+        "thanks man, appreciate it", "thank u", "thx a ton", "ty ty", "much obliged", "grateful", "i'm grateful",
+        "thanks for the help", "thank you for your help", "thanks so much for that", "nice one, thanks",
+        "you're the best", "you rock", "that was great, thank you", "big thanks", "thanks heaps", "ta",
+        "gracias", "merci", "danke", "thanks again", "this was useful", "you helped me a lot", "kudos, thanks"),
+}
+
+# Out-of-scope kinds: a pattern per kind over small pools, so a held-out pattern is a new *kind of sentence*.
+OUT_OF_SCOPE = {
+    "maths": ("what is {a} times {b}", "what's {a} + {b}", "{a}+{b}=?", "solve x^2 - {a} = 0", "calculate {a} / {b}",
+              "is {a} a prime number", "square root of {a}", "{a} * {b}", "what is {a} minus {b}",
+              "how much is {a} percent of {b}", "integrate x^{a}", "{a} plus {b} equals"),
+    "code": ("write a python function that {task}", "how do i {task} in javascript", "fix my code: {snippet}",
+             "{snippet}", "explain this code: {snippet}", "write a bash script that {task}",
+             "how to center a div in css", "what does {snippet} do", "give me a regex that {task}"),
+    "facts": ("what's the capital of {place}", "who won the world cup in {year}", "how tall is {thing}",
+              "when was {thing} built", "how many legs does a {animal} have", "who wrote {book}",
+              "what's the population of {place}", "what's the weather like in {place}", "how far is {place}",
+              "what year did {event} happen", "what is the meaning of life", "explain {topic} in one sentence",
+              "what is {topic}", "summarise {book}"),
+    "creative": ("tell me a joke", "tell me a joke about {animal}s", "knock knock", "write a poem about {topic}",
+                 "write me a story about a {animal}", "sing a song", "recommend a good book", "recommend a movie",
+                 "translate '{phrase}' into {language}", "give me a fun fact", "write a haiku about {topic}",
+                 "what's your favourite {animal}", "make up a riddle"),
+    "gibberish": ("{noise}", "{noise} {noise}", "{noise}?", "{noise} {noise} {noise}", "{digits}", "{noise}!!",
+                  "{punct}"),
+}
+POOLS = {
+    "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
+             "adds two numbers", "parses json", "finds duplicates"),
+    "snippet": ("SELECT * FROM users;", "print('hi')", "for i in range(10): print(i)", "console.log(x)",
+                "int main() { return 0; }", "git push --force", "ls -la", "x = [1, 2, 3]"),
+    "place": ("australia", "france", "japan", "peru", "canada", "kenya", "norway", "the moon", "london"),
+    "year": ("1998", "2006", "2010", "2018", "2022"),
+    "thing": ("the eiffel tower", "mount everest", "the great wall", "big ben", "the pyramids"),
+    "animal": ("spider", "cat", "dog", "octopus", "penguin", "horse", "ant"),
+    "book": ("hamlet", "the odyssey", "moby dick", "pride and prejudice", "dune"),
+    "event": ("the moon landing", "the french revolution", "world war one", "the first flight"),
+    "topic": ("quantum computing", "the sea", "autumn", "black holes", "love", "taxes", "photosynthesis", "rain"),
+    "phrase": ("good night", "where is the station", "i love you", "thank you very much"),
+    "language": ("french", "german", "spanish", "japanese", "italian"),
+}
+KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
+
+
+def normal_form(text: str) -> str:
+    """Lower case, letters and digits only, single spaces: how the panel guard compares texts."""
+    return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
+
+
+PANEL_FORMS = frozenset(normal_form(p) for prompts in PANEL.values() for p in prompts)
+# Drawn for training: thanks (both demos' weakest intent) and out-of-scope (the most varied) most often.
+TRAIN_WEIGHTS = {"thanks": 0.35, "out_of_scope": 0.3, "greeting": 0.12, "identity": 0.12, "capabilities": 0.11}
+OUT_OF_SCOPE_REASONING = "The user asks for something I cannot do."
+
+
+def _side(kind: str, text: str) -> str:
+    if normal_form(text) in PANEL_FORMS:
+        return "heldout"
+    return "heldout" if stable_hash("chat-compose", kind, text) % 100 < HELDOUT_PERCENT else "train"
+
+
+def bodies(intent: str, split: str) -> tuple[str, ...]:
+    check_split(split)
+    return tuple(b for b in BODIES[intent] if _side(intent, b) == split)
+
+
+def out_of_scope_patterns(split: str) -> tuple[tuple[str, str], ...]:
+    check_split(split)
+    return tuple((kind, p) for kind, patterns in OUT_OF_SCOPE.items() for p in patterns
+                 if _side("out_of_scope", p) == split)
+
+
+def _typo(rng, text: str) -> str:
+    """One slip: a doubled, dropped or swapped letter, away from the first letter."""
+    letters = [i for i, c in enumerate(text) if c.isalpha() and i > 0]
+    if not letters:
+        return text
+    i = rng.choice(letters)
+    kind = rng.randrange(3)
+    if kind == 0:
+        return text[:i] + text[i] + text[i:]
+    if kind == 1:
+        return text[:i] + text[i + 1:]
+    return text[:i - 1] + text[i] + text[i - 1] + text[i + 1:] if text[i - 1].isalpha() else text
+
+
+def noised(rng, text: str) -> str:
+    """Case (as typed, capitalised, ALL CAPS, lower), a typo now and then, the end punctuation varied."""
+    style = rng.random()
+    if style < 0.35:
+        text = text[:1].upper() + text[1:]
+    elif style < 0.5:
+        text = text.upper()
+    if rng.random() < 0.15:
+        text = _typo(rng, text)
+    return text
+
+
+def compose(rng, intent: str, split: str) -> tuple[str, str]:
+    """(template, prompt): the body is the template the split is kept by."""
+    while True:
+        body, prompt = _compose_once(rng, intent, split)
+        if split == "heldout" or normal_form(prompt) not in PANEL_FORMS:
+            return body, prompt
+
+
+def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
+    body = rng.choice(bodies(intent, split))
+    end = rng.choice(("", "", "?" if intent in ("identity", "capabilities") or body.startswith(("how", "what", "are"))
+                      else "!", "."))
+    sentence = rng.choice(OPENERS) + body + end + rng.choice(CLOSERS)
+    if rng.random() < 0.15:   # two sentences: a greeting or a thanks before the real request
+        lead = "hi" if intent != "greeting" else "hello"
+        sentence = rng.choice((lead + ". ", lead + "! ")) + sentence
+    return body, noised(rng, sentence.strip())
+
+
+def _fill(rng, pattern: str) -> str:
+    values = {name: rng.choice(pool) for name, pool in POOLS.items()}
+    values["a"], values["b"] = rng.randint(2, 999), rng.randint(2, 99)
+    values["noise"] = "".join(rng.choice(KEYBOARD) for _ in range(rng.randint(3, 10)))
+    values["digits"] = "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 8)))
+    values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
+    return pattern.format(**values)
+
+
+def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
+    while True:   # a filled pattern may happen to be a panel prompt ("2+2=?"): training never shows one
+        kind, pattern = rng.choice(out_of_scope_patterns(split))
+        text = _fill(rng, pattern)
+        if kind != "gibberish":
+            text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + rng.choice(CLOSERS))
+        text = text.strip() or "?"
+        if split == "heldout" or normal_form(text) not in PANEL_FORMS:
+            return pattern, text
+
+
+def example(rng, split: str, family: str, think: bool = False) -> Example:
+    """One composed single-turn chat example (intents by TRAIN_WEIGHTS)."""
+    intent = rng.choices(tuple(TRAIN_WEIGHTS), weights=tuple(TRAIN_WEIGHTS.values()))[0]
+    if intent == "out_of_scope":
+        template, prompt = compose_out_of_scope(rng, split)
+        answer, reasoning = chat_answer("identity", family), OUT_OF_SCOPE_REASONING
+    else:
+        template, prompt = compose(rng, intent, split)
+        answer, reasoning = chat_answer(intent, family), REASONING[intent]
+    return Example(task="chat", messages=({"role": "user", "content": prompt},), think=think,
+                   reasoning=reasoning if think else "", answer=answer, subtask=intent, template=template)

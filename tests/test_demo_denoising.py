@@ -1,0 +1,55 @@
+"""The bundled demos' own defaults (their generation_config.json) let a user watch a block resolve: several
+denoising steps per block, a few positions at a time, and still the exact fixed answers."""
+
+from __future__ import annotations
+
+import pytest
+
+import engine
+from engine.events import Finished, Step
+from engine.generation.llada2 import resolve_plan
+from engine.settings import Settings
+from scripts.demo.tasks_chat import chat_answer
+from tui.demo_models import DEMO_NAMES, DEMO_ROOT
+
+PROMPTS = {"Many thanks!": "thanks", "Could you tell me what you are?": "identity", "Morning!": "greeting"}
+
+
+def test_llada2_reads_steps_and_block_length_from_its_generation_config():
+    plan = resolve_plan(Settings(), {"steps": 4, "block_length": 16, "threshold": 1.0})
+    assert (plan.max_denoising_steps, plan.block_length, plan.diffusion_threshold) == (4, 16, 1.0)
+    assert resolve_plan(Settings(max_denoising_steps=8), {"steps": 4}).max_denoising_steps == 8
+
+
+@pytest.mark.parametrize("name", DEMO_NAMES)
+def test_every_block_takes_several_steps_at_the_demo_defaults(name):
+    model = engine.load(str(DEMO_ROOT / name))
+    for prompt, intent in PROMPTS.items():
+        steps: dict[int, int] = {}
+        first_accepted: dict[int, float] = {}
+        finished = None
+        for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
+            if isinstance(event, Step):
+                steps[event.block] = steps.get(event.block, 0) + 1
+                if event.step == 0:
+                    first_accepted[event.block] = event.newly_accepted / len(event.canvas)
+            elif isinstance(event, Finished):
+                finished = event
+        assert finished.content.strip() == chat_answer(intent, model.family), prompt
+        # LLaDA-2's first block also holds the prompt's tail: only its few masked positions are denoised.
+        watched = sorted(steps)[1:] if model.family == "llada2_moe" else sorted(steps)
+        assert watched and all(steps[b] >= 3 for b in watched), (prompt, steps)
+        assert all(first_accepted[b] <= 0.5 for b in watched), (prompt, first_accepted)
+
+
+@pytest.mark.parametrize("name", DEMO_NAMES)
+def test_the_panel_defaults_follow_the_generation_config(name):
+    model = engine.load(str(DEMO_ROOT / name))
+    defaults = model.info().setting_defaults     # what the sampler panel shows as each field's default
+    generation = model.generation_config
+    if model.family == "diffusion_gemma":
+        assert defaults["max_denoising_steps"] == generation["max_denoising_steps"]
+        assert defaults["t_max"] == generation["t_max"]
+    else:
+        assert defaults["max_denoising_steps"] == generation["steps"]
+        assert defaults["diffusion_threshold"] == generation["threshold"]
