@@ -162,6 +162,7 @@ class ModelInfo:
     remote: bool = False                 # served by another program (see tui.remote)
     frames: bool = True                  # live canvas frames arrive (a remote server may send committed text only)
     offered_settings: tuple[str, ...] | None = None   # the settings the backend takes; None = all of the family's
+    notices: tuple[str, ...] = ()        # lines to show once on loading (a slow CPU BLAS), from the engine thread
 
     def token_text(self, token_id: int) -> str:
         texts = self.token_texts

@@ -93,6 +93,7 @@ def test_transfer_schedule():
 
 # ---- teacher-forced steps vs the official generate() -----------------------------------------------------------
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("run", TRACES)
 def test_teacher_forced_steps_match_official(model, run):
     meta, npz = _trace(run)
@@ -120,6 +121,7 @@ def test_teacher_forced_steps_match_official(model, run):
 
 # ---- whole trajectories -----------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("run", TRACES)
 def test_trajectory_matches_official_token_for_token(model, run):
     meta, npz = _trace(run)
@@ -141,6 +143,7 @@ def test_trajectory_matches_official_token_for_token(model, run):
     assert all(count == 32 for _, _, count in randomness.calls)
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("variant", ["llada2", "llada2_mlx_fp32", "llada2_mlx_4bit"])
 def test_defaults_reproduce_mlx_vlm_trace(variant):
     # With the defaults (block 32, steps 32, greedy, 0.95) mlx-vlm and the official loop agree.

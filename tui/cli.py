@@ -104,6 +104,9 @@ def run_serve(argv: Sequence[str]) -> int:
                              ("--max-queue", args.max_queue)):
         if value < (0 if flag_name == "--port" else 1) or (flag_name == "--port" and value > 65535):
             return fail(f"{flag_name} is out of range: {value:g}")
+    import engine
+
+    engine.prepare_process()  # before MLX is imported: this process runs the model
     from engine.serve.app import ServeOptions
     from engine.serve.requests import Limits
     from engine.serve.run import LoadError, ServeError, serve
@@ -127,6 +130,10 @@ def run_app(argv: Sequence[str]) -> int:
         settings = settings_from_args(args)
     except EngineError as exc:
         return fail_with(exc)
+    if not args.server:
+        import engine
+
+        engine.prepare_process()  # before MLX is imported: the engine thread runs the model here
     from tui.app import AppOptions, run_app as start
 
     api_key = args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None
