@@ -168,8 +168,8 @@ def measure_in_child(folder: str, args, env: dict, reference_blas: bool = False)
 def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
     """mlx-vlm's step on the same folder, in its own interpreter, with the BLAS this process has."""
     env = dict(os.environ)
-    if _blas.openblas_mapped():
-        env["LD_PRELOAD"] = " ".join(filter(None, [_blas.openblas_mapped(), env.get("LD_PRELOAD")]))
+    if _blas.describe() != _blas.REFERENCE_BLAS:
+        env["LD_PRELOAD"] = " ".join(filter(None, [_blas.describe(), env.get("LD_PRELOAD")]))
     command = [args.mlx_vlm_python, str(MLX_VLM_STEP), folder, "--steps", str(args.steps),
                "--prompt-tokens", str(args.prompt_tokens)]
     done = subprocess.run(command, env=env, capture_output=True, text=True)

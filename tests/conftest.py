@@ -36,10 +36,9 @@ def load_network():
 
 def _host_path_available() -> bool:
     """The CPU-only host path can run in this process: MLX on the CPU and DIFFUSION_CHAT_HOST_OPS not 0."""
-    from engine.cpu import switch
-    from engine.cpu.device import on_cpu
+    from engine.cpu import device
 
-    return on_cpu() and switch.requested()
+    return device.host_path()
 
 
 def pytest_runtest_setup(item):

@@ -17,7 +17,7 @@ def test_quantized_experts_take_bf16_tokens():
     np.testing.assert_allclose(np.array(low.astype(mx.float32)), np.array(full), atol=0.1)
 
 
-def test_sorted_and_unsorted_expert_paths_agree_in_bf16_on_cpu():
+def test_sorted_and_unsorted_expert_paths_agree_in_bf16_on_the_cpu_backend():
     layer = SwitchLinear(16, 8, 4)
     layer.weight = layer.weight.astype(mx.bfloat16)
     tokens = mx.random.normal((20, 1, 1, 16), key=mx.random.key(3)).astype(mx.bfloat16)

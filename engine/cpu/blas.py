@@ -96,9 +96,12 @@ def openblas_mapped() -> str | None:
     return system_openblas(_loaded_libraries())
 
 
+REFERENCE_BLAS = "bundled reference BLAS"
+
+
 def describe() -> str:
-    """Which BLAS serves MLX's CPU matmuls, for benchmarks and notices."""
-    return openblas_mapped() or "bundled reference BLAS"
+    """Which BLAS serves MLX's CPU matmuls (a path, or REFERENCE_BLAS), for benchmarks and notices."""
+    return openblas_mapped() or REFERENCE_BLAS
 
 
 SLOW_BLAS_NOTICE = ("No OpenBLAS is loaded, so denoising steps run about 10× slower on this CPU; "
