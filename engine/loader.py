@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -46,7 +45,7 @@ class Model:
 
     def setting_defaults(self) -> dict:
         """The value each `engine.Settings` field left as None takes with this checkpoint (pure Python)."""
-        return importlib.import_module(FAMILIES[self.family].generation).checkpoint_defaults(self)
+        return FAMILIES[self.family].generation().checkpoint_defaults(self)
 
     def notices(self) -> tuple[str, ...]:
         """Lines a person running this model should read once (e.g. a CPU without OpenBLAS)."""
@@ -90,7 +89,7 @@ def family_of(files: CheckpointFiles) -> str:
 def build_network(files: CheckpointFiles):
     """Construct the family's network from config.json and load its weights (quantized where stored so)."""
     family = family_of(files)
-    module = importlib.import_module(FAMILIES[family].network)
+    module = FAMILIES[family].network()
     config = module.ModelConfig.from_dict(files.config)
     network = module.Network(config)
     weights = network.sanitize(load_tensors(files.path))
@@ -113,7 +112,7 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     family = family_of(files)
     module, config, network = build_network(files)
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
-    processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
+    processor = module.make_processor(path, config, tokenizer)
     device.after_load()  # the load's converted-away copies handed back; the host kernels compiled
     return Model(
         family=family,

@@ -285,7 +285,8 @@ def test_bad_settings_and_input(model):
         engine.generate(model, messages=[{"role": "user", "content": "hi"}], images=["x.png"])
     # raised when called, before any event
     with pytest.raises(InputError, match="text only"):
-        llada2.build(model, engine.Settings(), lambda seed: None, pixel_values=[mx.zeros((3, 8, 8))])
+        llada2.build(model, llada2.plan_for(model, engine.Settings()), lambda seed: None,
+                     pixel_values=[mx.zeros((3, 8, 8))])
     with pytest.raises(InputError, match="prompt ids"):
         engine.generate(model, prompt_ids=[1, 600], settings=engine.Settings())
 

@@ -314,6 +314,11 @@ class Network(nn.Module):
         return out
 
 
+def make_processor(path, config: ModelConfig, tokenizer=None) -> None:
+    """LLaDA-2 reads text only: no image processor (engine.families.NetworkModule)."""
+    return None
+
+
 def _pop(weights: dict[str, mx.array], name: str) -> mx.array:
     if name not in weights:
         raise CheckpointError(f"checkpoint lacks tensor {name}")
