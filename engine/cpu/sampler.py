@@ -36,8 +36,8 @@ CACHED_ELEMENTS = 1 << 19             # rows analysed together by one thread: ~2
 
 def _mlx_owned(shape: tuple[int, ...], reusable: mx.array | None = None) -> tuple[mx.array, np.ndarray]:
     """An MLX float32 array and a writable NumPy view of its memory: the host writes the softmax straight into
-    the array the next step's self-conditioning product reads, instead of copying it over (256 x 262,144:
-    `mx.array(p)` 79 ms; a new zero-filled array 34 ms; `reusable`, the previous step's, nothing; measured).
+    the array the next step's self-conditioning product reads, instead of copying it over; `reusable` (the
+    previous step's) saves the allocation too (bench/README.md, "host sampler").
     MLX reads an array's memory only when a graph that uses it is evaluated, so writing a new array, or one
     whose last use has been evaluated, is safe."""
     view = None
