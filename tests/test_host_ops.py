@@ -147,3 +147,15 @@ def test_mlx_rope_at_long_positions_stays_within_its_measured_drift(offset, mlx_
     theirs = np.array(mlx_only(ops.rope, mx.array(x), offset, omega=omega, dims=64, base=10_000.0))
     error = float(np.abs(theirs - _reference_rope(x, omega, offset)).max())
     assert error < MLX_ROPE_ERROR_BOUND[offset], f"MLX RoPE at position {offset}: max error {error:.2e}"
+
+
+@pytest.mark.parametrize("value, host", [("0", False), ("1", True), ("", True)])
+def test_the_environment_switch_decides_the_path_for_the_whole_process(monkeypatch, value, host):
+    from engine.cpu import device
+
+    monkeypatch.setenv(switch.ENV, value)
+    assert switch.requested() is host
+    assert device.host_path() is (host and device.on_cpu())
+    with switch.disabled():
+        assert not switch.requested() and not device.host_path()
+    assert switch.requested() is host        # disabled() puts it back
