@@ -155,7 +155,7 @@ def test_the_environment_switch_decides_the_path_for_the_whole_process(monkeypat
 
     monkeypatch.setenv(switch.ENV, value)
     assert switch.requested() is host
-    assert device.host_path() is (host and device.on_cpu())
+    assert device.host_path() is (host and mx.default_device() == mx.cpu)
     with switch.disabled():
         assert not switch.requested() and not device.host_path()
     assert switch.requested() is host        # disabled() puts it back
