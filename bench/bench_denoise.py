@@ -39,9 +39,12 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
+import engine  # noqa: E402
+
+# first: it loads OpenBLAS before MLX on Linux (a --reference-blas child keeps MLX's bundled BLAS)
+engine.prepare_process(openblas="--reference-blas" not in sys.argv)
 import mlx.core as mx  # noqa: E402
-from engine import _blas, _malloc  # noqa: E402
+from engine.cpu import blas as _blas, malloc as _malloc, switch  # noqa: E402
 from engine.events import Finished  # noqa: E402
 from step_flops import mean_step_flops  # noqa: E402
 from step_share import shares, timed_step_parts  # noqa: E402
@@ -116,7 +119,7 @@ def measure(path: str, steps: int, blocks: int, prompt_tokens: int) -> dict:
         "temp_1": temp_1,
         "temp_0": temp_0,
         "network_only_ms_per_step": network_step_ms(model, prompt, canvas, repeats=steps),
-        # The same pass with engine.models.host_ops off (MLX's own GELU / softmax / expert matmuls), to see in the
+        # The same pass with the host path off (MLX's own GELU / softmax / expert matmuls), to see in the
         # same run what the NumPy round trips buy on this machine.
         "network_only_ms_without_host_ops": _without_host_ops(lambda: network_step_ms(model, prompt, canvas, steps)),
         "peak_memory_mib": round(mx.get_peak_memory() / 2**20, 1),
@@ -124,13 +127,8 @@ def measure(path: str, steps: int, blocks: int, prompt_tokens: int) -> dict:
 
 
 def _without_host_ops(work):
-    from engine.models import host_ops
-
-    host_ops.enabled = False
-    try:
+    with switch.disabled():
         return work()
-    finally:
-        host_ops.enabled = True
 
 
 def matmul_gflops(n: int = 2048, repeats: int = 5) -> float:
@@ -159,9 +157,10 @@ def blas_bound(folder: str, entry: dict, blocks: int, gflops: float) -> dict:
             if entry["network_only_ms_per_step"] else None}
 
 
-def measure_in_child(folder: str, args, env: dict) -> dict:
+def measure_in_child(folder: str, args, env: dict, reference_blas: bool = False) -> dict:
     command = [sys.executable, __file__, "--measure-only", folder, "--steps", str(args.steps),
                "--blocks", str(args.blocks), "--prompt-tokens", str(args.prompt_tokens)]
+    command += ["--reference-blas"] if reference_blas else []
     output = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout
     return json.loads(output.strip().splitlines()[-1])
 
@@ -169,8 +168,8 @@ def measure_in_child(folder: str, args, env: dict) -> dict:
 def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
     """mlx-vlm's step on the same folder, in its own interpreter, with the BLAS this process has."""
     env = dict(os.environ)
-    if _blas.openblas_mapped():
-        env["LD_PRELOAD"] = " ".join(filter(None, [_blas.openblas_mapped(), env.get("LD_PRELOAD")]))
+    if _blas.describe() != _blas.REFERENCE_BLAS:
+        env["LD_PRELOAD"] = " ".join(filter(None, [_blas.describe(), env.get("LD_PRELOAD")]))
     command = [args.mlx_vlm_python, str(MLX_VLM_STEP), folder, "--steps", str(args.steps),
                "--prompt-tokens", str(args.prompt_tokens)]
     done = subprocess.run(command, env=env, capture_output=True, text=True)
@@ -212,6 +211,7 @@ def main() -> None:
                         help="also time the mid-size model with this BLAS library preloaded instead of OpenBLAS "
                              "(e.g. pip's mkl: .../lib/libmkl_rt.so.3), in a child process")
     parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # child process: one checkpoint, JSON out
+    parser.add_argument("--reference-blas", action="store_true", help=argparse.SUPPRESS)  # child: no OpenBLAS
     args = parser.parse_args()
     if args.measure_only:
         print(json.dumps({**measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens),
@@ -239,7 +239,7 @@ def main() -> None:
             results.append(entry)
             limit = blas_bound(compared, entry, args.blocks, gflops)
             if args.compare_blas:
-                plain = measure_in_child(compared, args, {"DIFFUSION_CHAT_NO_OPENBLAS": "1"})
+                plain = measure_in_child(compared, args, {}, reference_blas=True)
                 blas_comparison = {
                     "reference_blas_ms_per_step": plain["ms_per_step"],
                     "this_run_ms_per_step": entry["ms_per_step"],
@@ -248,8 +248,8 @@ def main() -> None:
             if args.compare_blas_lib:
                 library = str(Path(args.compare_blas_lib).resolve())
                 other = measure_in_child(compared, args, {
-                    "DIFFUSION_CHAT_NO_OPENBLAS": "1", "LD_PRELOAD": library,
-                    "LD_LIBRARY_PATH": str(Path(library).parent), "MKL_THREADING_LAYER": "GNU"})
+                    "LD_PRELOAD": library, "LD_LIBRARY_PATH": str(Path(library).parent),
+                    "MKL_THREADING_LAYER": "GNU"}, reference_blas=True)
                 blas_comparison = {**(blas_comparison or {}), "preloaded_library": library,
                                    "preloaded_ms_per_step": other["ms_per_step"],
                                    "preloaded_temp_0_ms_per_step": other["temp_0"]["ms_per_step"],
@@ -272,11 +272,11 @@ def main() -> None:
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
         "blas": _blas.describe(),
-        # engine._malloc: large arrays kept in the heap (set at `import engine`; cached, so this only reads it)
+        # engine.cpu.malloc: large arrays kept in the heap (set by prepare_process; cached, so this only reads it)
         "malloc_tuned": _malloc.keep_large_allocations(),
-        "openblas_thread_timeout": _blas.loaded_thread_timeout,
+        "openblas_thread_timeout": (_blas.prefer_openblas() or (None, None))[1],
         "sampler": "host" if _host_sampler() else "device",
-        # engine.host_kernels: Numba's vectorised exp / tanh (null: NumPy's, scalar on CPUs without AVX-512)
+        # engine.cpu.kernels: Numba's vectorised exp / tanh (null: NumPy's, scalar on CPUs without AVX-512)
         "host_kernels": _host_kernels(),
         "cpu_avx512": _cpu_has("avx512f"),
         "matmul_gflops_2048": gflops,
@@ -299,9 +299,9 @@ def _mapped_blas_files() -> list[str]:
 
 
 def _host_kernels() -> str | None:
-    from engine import host_kernels
+    from engine.cpu import kernels
 
-    return f"numba {host_kernels.numba.__version__}" if host_kernels.available() else None
+    return f"numba {kernels.numba.__version__}" if kernels.available() else None
 
 
 def _cpu_has(flag: str) -> bool | None:
@@ -313,9 +313,9 @@ def _cpu_has(flag: str) -> bool | None:
 
 
 def _host_sampler() -> bool:
-    from engine.generation.fused import use_host
+    from engine.cpu import device
 
-    return use_host()
+    return device.host_path()
 
 
 if __name__ == "__main__":

@@ -21,7 +21,9 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
+import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 import mlx.core as mx  # noqa: E402
 from random_checkpoint import write_random_dg_checkpoint  # noqa: E402
 

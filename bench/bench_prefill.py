@@ -31,10 +31,12 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import engine  # noqa: E402  (first: it loads OpenBLAS before MLX on Linux)
+import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 import mlx.core as mx  # noqa: E402
 import numpy as np  # noqa: E402
-from engine import _blas  # noqa: E402
+from engine.cpu import blas as _blas  # noqa: E402
 from engine.models import chunking  # noqa: E402
 
 ROOT = Path(__file__).resolve().parent.parent

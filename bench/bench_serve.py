@@ -41,6 +41,8 @@ sys.path.insert(0, str(REPO))
 import httpx  # noqa: E402
 
 import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from engine.events import Step  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Tell me about block diffusion."}]

@@ -26,6 +26,8 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from engine.events import Step  # noqa: E402
 from engine.trajectory import Trajectory, decode, encode  # noqa: E402
 

@@ -36,6 +36,8 @@ from textual import events  # noqa: E402
 from textual.drivers.headless_driver import HeadlessDriver  # noqa: E402
 
 import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from engine.events import Finished  # noqa: E402
 from engine.events import (  # noqa: E402
     GenerationFailed, GenerationRequest, GenerationUpdate, LoadFailed, ModelLoaded,

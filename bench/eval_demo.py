@@ -22,7 +22,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-import engine  # noqa: E402  (first: it loads OpenBLAS before MLX)
+import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from scripts.demo.curriculum import TASKS, heldout_examples, is_correct  # noqa: E402
 
 

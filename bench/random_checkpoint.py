@@ -11,7 +11,9 @@ import json
 import shutil
 from pathlib import Path
 
-import engine  # noqa: F401  (loads OpenBLAS before MLX on Linux)
+import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 import mlx.core as mx
 from mlx.utils import tree_flatten
 

@@ -7,17 +7,13 @@ Public API:
 
 The engine never imports the UI (Textual); events are plain data (engine.events). Names are imported on first
 use (PEP 562), so `engine.settings`, `engine.errors`, `engine.events` and `engine.families` load without MLX.
+Importing `engine` changes nothing in the process: a program that runs a model here calls
+`engine.prepare_process()` first (the system OpenBLAS and malloc tuning for MLX's CPU backend, engine.cpu).
 """
 
 from __future__ import annotations
 
 import importlib
-
-from ._blas import prefer_openblas
-from ._malloc import keep_large_allocations
-
-prefer_openblas()  # a library load, not an MLX import: it must happen before anything imports MLX
-keep_large_allocations()  # before the engine's threads exist: they must allocate from the tuned arena
 
 _EXPORTS = {
     "CheckpointError": "errors", "EngineError": "errors", "InputError": "errors", "SettingsError": "errors",
@@ -28,6 +24,7 @@ _EXPORTS = {
     "Randomness": "randomness", "SeededRandomness": "randomness",
     "Session": "session",
     "Settings": "settings",
+    "prepare_process": "cpu",
 }
 
 __all__ = sorted(_EXPORTS)

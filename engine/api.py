@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import dataclasses
-import importlib
 from typing import Iterator, Sequence
 
 from .context import fit_max_tokens
@@ -90,7 +89,7 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
     vocab = network.vocab_size
     if any(not 0 <= t < vocab for t in prompt_ids):
         raise InputError(f"prompt ids must be in [0, {vocab})")
-    family = importlib.import_module(FAMILIES[model.family].generation)
+    family = FAMILIES[model.family].generation()
     recorders = []
 
     def randomness_for(seed: int):
@@ -100,18 +99,18 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
             return recorders[-1]
         return chosen
 
-    denoiser, plan = family.build(model, settings, randomness_for, pixel_values, token_type_ids)
+    plan = family.plan_for(model, settings)
+    if template is None:
+        fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
+                                 network.context_length)
+        if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
+            plan = family.plan_for(model, settings.replace(max_tokens=fitting))
+    denoiser = family.build(model, plan, randomness_for, pixel_values, token_type_ids)
     canvas = None
     if template is not None:
         canvas = tokenize(template, model.tokenizer.encode_text, vocab, max_hole=denoiser.fill_layout()[0])
         # A fill's answer is its template, whatever max_tokens says: that must fit.
         fit_max_tokens(len(prompt_ids), len(canvas.ids), True, network.context_length)
-    else:
-        fitting = fit_max_tokens(len(prompt_ids), plan.max_tokens, settings.max_tokens is not None,
-                                 network.context_length)
-        if fitting != plan.max_tokens:  # the checkpoint's default max_tokens, clamped to the room left
-            denoiser, plan = family.build(model, settings.replace(max_tokens=fitting), randomness_for,
-                                          pixel_values, token_type_ids)
     stops = stop_ids(network.eos_token_ids, model.generation_config.get("eos_token_id"),
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
     passes = None if progress is None else (lambda done, total: progress(Prefilling(done, total)))

@@ -166,6 +166,7 @@ class ModelInfo:
     # a front end says so rather than accepting it silently (the LLaDA-2 demo's template always writes
     # "detailed thinking off"). True when unknown (remote models).
     thinking: bool = True
+    notices: tuple[str, ...] = ()        # lines to show once on loading (a slow CPU BLAS), from the engine thread
 
     def token_text(self, token_id: int) -> str:
         texts = self.token_texts

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import importlib
 from dataclasses import dataclass
 from functools import partial
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from . import _malloc, host_kernels
+from .cpu import device
 from .checkpoint import (
     CheckpointFiles,
     ProgressCallback,
@@ -24,7 +23,6 @@ from .errors import CheckpointError
 from .events import ModelInfo
 from .families import FAMILIES
 from .image_files import displayed_size
-from .models.layers import on_cpu
 from .threads import own_this_thread
 
 
@@ -47,7 +45,11 @@ class Model:
 
     def setting_defaults(self) -> dict:
         """The value each `engine.Settings` field left as None takes with this checkpoint (pure Python)."""
-        return importlib.import_module(FAMILIES[self.family].generation).checkpoint_defaults(self)
+        return FAMILIES[self.family].generation().checkpoint_defaults(self)
+
+    def notices(self) -> tuple[str, ...]:
+        """Lines a person running this model should read once (e.g. a CPU without OpenBLAS)."""
+        return device.notices()
 
     def info(self) -> ModelInfo:
         """What a UI may know about this model: plain data, decoded once here on the engine thread."""
@@ -63,6 +65,7 @@ class Model:
             thinking=self.tokenizer.has_thinking_channel(),
             # Holds the tokenizer and plain numbers, never the model: a UI keeping its ModelInfo must not keep
             # the network (and its MLX arrays) alive after the engine thread dropped it.
+            notices=self.notices(),
             count_tokens=partial(self.tokenizer.count_chat, image_cost=partial(
                 _image_cost, self.processor.budget) if self.processor is not None else None),
         )
@@ -87,23 +90,17 @@ def family_of(files: CheckpointFiles) -> str:
 def build_network(files: CheckpointFiles):
     """Construct the family's network from config.json and load its weights (quantized where stored so)."""
     family = family_of(files)
-    module = importlib.import_module(FAMILIES[family].network)
+    module = FAMILIES[family].network()
     config = module.ModelConfig.from_dict(files.config)
     network = module.Network(config)
     weights = network.sanitize(load_tensors(files.path))
     quantization = files.config.get("quantization") or files.config.get("quantization_config")
     apply_quantization(network, weights, quantization)
-    if on_cpu():
-        # MLX's CPU gather-matmul (MoE experts) accepts float32 only, and CPU bf16 matmuls are slow.
-        weights = {k: v.astype(mx.float32) if _is_low_float(v) else v for k, v in weights.items()}
+    weights = device.backend_weights(weights)
     load_into(network, weights)
     del weights
     mx.eval(network.parameters())
     return module, config, network
-
-
-def _is_low_float(array: mx.array) -> bool:
-    return array.dtype in (mx.bfloat16, mx.float16)
 
 
 def load(model: str | Path, progress: ProgressCallback | None = None, cancel=None) -> Model:
@@ -116,10 +113,8 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     family = family_of(files)
     module, config, network = build_network(files)
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
-    processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
-    _malloc.release_free_memory()  # the load's converted-away copies and any previous model's weights
-    if on_cpu():
-        host_kernels.warm_up()  # Numba compiles once per install: here, not in the first step
+    processor = module.make_processor(path, config, tokenizer)
+    device.after_load()  # the load's converted-away copies handed back; the host kernels compiled
     return Model(
         family=family,
         label=FAMILIES[family].label,

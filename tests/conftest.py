@@ -6,7 +6,9 @@ from pathlib import Path
 
 import pytest
 
-import engine  # noqa: F401  (imported first, as the app does: it loads OpenBLAS before MLX on Linux)
+import engine
+
+engine.prepare_process()  # first, as the entry points do: it loads OpenBLAS before anything imports MLX
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKPOINTS = FIXTURES / "checkpoints"
@@ -30,3 +32,32 @@ def load_network():
         return loaded[name]
 
     return load
+
+
+def _host_path_available() -> bool:
+    """The CPU-only host path can run in this process: MLX on the CPU and DIFFUSION_CHAT_HOST_OPS not 0."""
+    from engine.cpu import device
+
+    return device.host_path()
+
+
+def pytest_runtest_setup(item):
+    # Tests of the host (CPU-only) implementations themselves skip where that path is off: a GPU, or a run with
+    # DIFFUSION_CHAT_HOST_OPS=0. The rest of the suite runs either way.
+    if item.get_closest_marker("cpu_host") and not _host_path_available():
+        pytest.skip("the host path is off (not the CPU backend, or DIFFUSION_CHAT_HOST_OPS=0)")
+
+
+@pytest.fixture(params=["host", "mlx"])
+def both_paths(request, monkeypatch):
+    """Runs a test on the host path and on the pure-MLX path (the one Metal and CUDA run; here MLX's CPU backend
+    with the host path off). Network goldens and trajectory replays use it (`pytestmark`), so both paths are
+    checked in every run. "host" skips where the host path cannot run."""
+    from engine.cpu import switch
+
+    if request.param == "host":
+        if not _host_path_available():
+            pytest.skip("the host path is off (not the CPU backend, or DIFFUSION_CHAT_HOST_OPS=0)")
+    else:
+        monkeypatch.setenv(switch.ENV, "0")
+    return request.param

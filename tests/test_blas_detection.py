@@ -1,4 +1,4 @@
-"""Which BLAS serves MLX is read from the process's mappings, whoever loaded it."""
+"""Which BLAS serves MLX is read with threadpoolctl, whoever loaded it; NumPy's own is pinned to one thread."""
 
 from __future__ import annotations
 
@@ -8,23 +8,29 @@ import sys
 
 import pytest
 
-from engine import _blas
+from engine.cpu import blas as _blas
 
-MAPS = """\
-7f00-7f10 r-xp 00000000 08:01 11 /usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so
-7f20-7f30 r-xp 00000000 08:01 12 /venv/lib/python3.11/site-packages/mlx_cpu.libs/libblas-bd8a282c.so.3.10.0
-7f40-7f50 rw-p 00000000 00:00 0
-7f60-7f70 r-xp 00000000 08:01 13 /venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-ff651d7f.so
-"""
+# threadpoolctl's records, as `threadpool_info()` gives them
+LIBRARIES = [
+    {"user_api": "blas", "internal_api": "openblas", "prefix": "libscipy_openblas", "num_threads": 2,
+     "filepath": "/venv/lib/python3.11/site-packages/numpy.libs/libscipy_openblas64_-ff651d7f.so"},
+    {"user_api": "blas", "internal_api": "openblas", "prefix": "libopenblas", "num_threads": 2,
+     "filepath": "/usr/lib/x86_64-linux-gnu/openblas-pthread/libopenblasp-r0.3.21.so"},
+    {"user_api": "openmp", "internal_api": "openmp", "prefix": "libgomp", "num_threads": 2,
+     "filepath": "/usr/lib/x86_64-linux-gnu/libgomp.so.1"},
+]
 
 
-def test_an_openblas_mapping_is_found():
-    assert _blas.openblas_among(MAPS).endswith("libopenblasp-r0.3.21.so")
+def test_a_system_openblas_is_found():
+    assert _blas.system_openblas(LIBRARIES).endswith("libopenblasp-r0.3.21.so")
 
 
-def test_numpys_prefixed_openblas_and_the_bundled_blas_do_not_count():
-    without = "\n".join(line for line in MAPS.splitlines() if "openblas-pthread" not in line)
-    assert _blas.openblas_among(without) is None
+def test_numpys_bundled_openblas_does_not_count():
+    without = [library for library in LIBRARIES if "openblas-pthread" not in library["filepath"]]
+    assert _blas.system_openblas(without) is None
+    old_wheel = {**LIBRARIES[0], "prefix": "libopenblas",
+                 "filepath": "/venv/lib/python3.11/site-packages/numpy.libs/libopenblas64_p-r0-2f7c42d4.3.18.so"}
+    assert _blas.system_openblas([old_wheel]) is None   # older NumPy wheels: unprefixed name, numpy.libs folder
 
 
 def _system_openblas() -> str | None:
@@ -37,40 +43,31 @@ def _system_openblas() -> str | None:
 
 @pytest.mark.skipif(not sys.platform.startswith("linux") or _system_openblas() is None,
                     reason="needs a Linux system OpenBLAS to preload")
-def test_openblas_preloaded_before_mlx_enables_the_per_expert_path():
+def test_openblas_preloaded_before_mlx_is_seen():
     # A Python user who imports mlx before engine, with OpenBLAS from LD_PRELOAD: the engine did not load it,
-    # but MLX's matmuls run on it, so the per-expert path must be on.
-    code = "import mlx.core; import engine._blas as b; print(b.loaded_from, bool(b.openblas_mapped()))"
+    # but MLX's matmuls run on it, and the slow-BLAS notice must stay quiet.
+    code = "import mlx.core; import engine.cpu.blas as b; print(b.prefer_openblas(), b.describe() != b.REFERENCE_BLAS)"
     env = {**os.environ, "LD_PRELOAD": _system_openblas()}
-    env.pop("DIFFUSION_CHAT_NO_OPENBLAS", None)
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, check=True).stdout
     assert out.split() == ["None", "True"]
 
 
+@pytest.mark.cpu_host
 def test_host_ops_put_numpys_bundled_openblas_on_one_thread():
     # Where NumPy bundles an OpenBLAS (pip wheels), the first host op sets it to one thread: two spinning pools
-    # on the same cores starve each other (engine/_blas.py). Checked through the library's own getter.
-    import ctypes
-    import glob
-    import os
-
+    # on the same cores starve each other (engine/cpu/blas.py). Checked through threadpoolctl's own reading.
     import mlx.core as mx
-    import numpy
+    from threadpoolctl import threadpool_info
 
-    from engine.models import host_ops
+    from engine.models import ops
 
-    libraries = glob.glob(os.path.join(os.path.dirname(numpy.__path__[0]), "numpy.libs", "*openblas*.so*"))
-    host_ops.geglu(mx.ones((2, 4)), mx.ones((2, 4)))
-    if not libraries:
-        from engine import _blas
-
+    ops.geglu(mx.ones((2, 4)), mx.ones((2, 4)))
+    numpys = [library for library in threadpool_info()
+              if library["internal_api"] == "openblas" and _blas._numpys_own(library["filepath"])]
+    if not numpys:
         assert _blas.single_thread_numpy_blas() is False
         return
-    library = ctypes.CDLL(libraries[0])
-    getter = next(getattr(library, name) for name in ("scipy_openblas_get_num_threads64_",
-                                                      "scipy_openblas_get_num_threads", "openblas_get_num_threads64_",
-                                                      "openblas_get_num_threads") if hasattr(library, name))
-    assert getter() == 1
+    assert [library["num_threads"] for library in numpys] == [1] * len(numpys)
 
 
 @pytest.fixture

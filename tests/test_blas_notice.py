@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from engine import _blas
+from engine.cpu import blas as _blas
 from tui.cli import main
 
 from conftest import CHECKPOINTS
@@ -15,6 +15,7 @@ DG = str(CHECKPOINTS / "dg_text")
 
 @pytest.fixture
 def no_openblas(monkeypatch):
+    # The notice is about MLX's CPU backend: it reaches the UI as ModelInfo.notices, from the engine thread.
     monkeypatch.setattr(_blas.sys, "platform", "linux")
     monkeypatch.setattr(_blas, "openblas_mapped", lambda: None)
 

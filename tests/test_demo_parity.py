@@ -26,7 +26,7 @@ ATOL = 1e-4   # max |logit difference|; the fixtures are bfloat16 weights comput
 
 
 @pytest.fixture(scope="module")
-def on_cpu():
+def cpu_device():
     """The fixtures are bfloat16: on CPU the loader upcasts them to float32, as PyTorch computed them."""
     previous = mx.default_device()
     mx.set_default_device(mx.cpu)
@@ -49,7 +49,7 @@ def assert_close(actual: mx.array, expected: np.ndarray):
 
 
 @pytest.mark.parametrize("family", ["diffusion_gemma", "llada2_moe"])
-def test_exported_folder_is_a_complete_checkpoint(family, on_cpu):
+def test_exported_folder_is_a_complete_checkpoint(family, cpu_device):
     """scripts/demo/export.py writes what `engine.load` needs (tokenizer files copied from the fixtures)."""
     import engine
 
@@ -63,7 +63,7 @@ def test_exported_folder_is_a_complete_checkpoint(family, on_cpu):
 
 
 @pytest.fixture(scope="module")
-def dg(on_cpu):
+def dg(cpu_device):
     return load("diffusion_gemma")
 
 
@@ -118,7 +118,7 @@ def test_dg_block_parallel_training_equals_sequential_inference(dg, self_conditi
 
 
 @pytest.fixture(scope="module")
-def llada(on_cpu):
+def llada(cpu_device):
     return load("llada2_moe")
 
 

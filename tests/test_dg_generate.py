@@ -60,6 +60,7 @@ OFFICIAL_RUNS = ["trace_p0_seed0", "trace_p0_seed1", "trace_p1_seed2", "trace_p2
                  "trace_p1_seed4_stop_stab0_conf0.45", "trace_p0_seed0_argmax_proposals"]
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("name", OFFICIAL_RUNS)
 def test_official_trajectories_replay_token_for_token(model, name):
     meta = json.loads((OFFICIAL / f"{name}.json").read_text())
@@ -86,6 +87,7 @@ def test_official_trajectories_replay_token_for_token(model, name):
     assert finished.finish_reason == ("stop" if first_eos < meta["max_new_tokens"] else "length")
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_official_stopping_rule_ends_blocks_early(model):
     meta = json.loads((OFFICIAL / "trace_p1_seed4_stop_stab0_conf0.45.json").read_text())
     _, blocks, _ = run(model, prompt_ids=meta["input_ids"],
@@ -95,6 +97,7 @@ def test_official_stopping_rule_ends_blocks_early(model):
     assert blocks[0].stop_reason == "stable_and_confident" and blocks[0].steps == 42
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_mlx_vlm_entropy_bound_golden_replays(model):
     meta = json.loads((MLX_GOLDEN / "trace_entropy_bound.json").read_text())
     draws = RecordedDraws(MLX_GOLDEN / "trace_entropy_bound.npz", "init_canvas")
@@ -105,6 +108,7 @@ def test_mlx_vlm_entropy_bound_golden_replays(model):
     assert not any(kind == "categorical" for kind, _, _ in draws.calls)  # temp 0: argmax proposals, no draws
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_confidence_threshold_follows_mlx_trajectory_and_commits_what_it_confirmed(model):
     meta = json.loads((MLX_GOLDEN / "trace_confidence_threshold.json").read_text())
     data = np.load(MLX_GOLDEN / "trace_confidence_threshold.npz")

@@ -17,6 +17,9 @@ from engine.checkpoint import load_tensors
 from engine.errors import CheckpointError, InputError
 from engine.models.diffusion_gemma import ModelConfig, Network, encoder_mask, image_run_mask
 
+# The network goldens run on the host path and on the pure-MLX path (tests/conftest.py: both_paths).
+pytestmark = pytest.mark.usefixtures("both_paths")
+
 VARIANTS = ["dg_text", "dg_text_mlx_fp32", "dg_text_mlx_4bit"]
 KV_ATOL = 1e-4
 LOGITS_ATOL = 1e-3

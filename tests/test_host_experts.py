@@ -1,4 +1,4 @@
-"""The routed experts computed on the host (engine.models.host_experts) give what MLX's path gives (to float
+"""The routed experts computed on the host (engine.cpu.experts) give what MLX's path gives (to float
 rounding: other BLAS calls) for both families, the same bits on one thread or several, and stand aside where
 they cannot run (quantized weights, MLX tracing)."""
 
@@ -12,14 +12,17 @@ import mlx.nn as nn
 import numpy as np
 import pytest
 
-from engine import host_kernels
-from engine.models import host_experts, host_ops
+from engine.cpu import experts as host_experts
+from engine.cpu import kernels, pool, switch
+from engine.models import ops
 from engine.models.diffusion_gemma.config import TextConfig
 from engine.models.diffusion_gemma.modules import Experts
 from engine.models.llada2_config import ModelConfig as LLaDAConfig
 from engine.models.llada2_moe import SparseMoeBlock
 
 FIXTURES = Path(__file__).parent / "fixtures" / "checkpoints"
+
+pytestmark = pytest.mark.cpu_host
 
 
 def _dg_experts(num_experts: int = 8) -> Experts:
@@ -38,11 +41,8 @@ def _routing(tokens: int, num_experts: int, top_k: int, hidden: int, seed: int):
 
 
 def _mlx_path(monkeypatch, work):
-    monkeypatch.setattr(host_experts, "routed_experts", lambda *args, **kwargs: None)
-    try:
+    with switch.disabled():
         return work()
-    finally:
-        monkeypatch.undo()
 
 
 @pytest.mark.parametrize("tokens", [3, 40, 300])   # MLX's gather_mm, its grouped path, and parallel sizes
@@ -72,22 +72,32 @@ def test_many_threads_give_the_bits_one_thread_gives(monkeypatch):
     x, indices, weights = _routing(400, 8, 2, experts.down_proj.weight.shape[1], seed=7)
     results = []
     for workers in (1, 3):
-        monkeypatch.setattr(host_experts.host_pool, "workers", lambda: workers)
+        monkeypatch.setattr(host_experts.pool, "workers", lambda: workers)
         results.append(experts(x, indices, weights))
     assert mx.array_equal(results[0], results[1])
 
 
-def test_quantized_experts_and_mlx_tracing_take_the_mlx_path(monkeypatch):
+def test_quantized_experts_and_the_switch_take_the_mlx_path():
     experts = _dg_experts()
     x, indices, weights = _routing(64, 8, 2, experts.down_proj.weight.shape[1], seed=3)
-    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_kernels.geglu)
-    assert host_experts.routed_experts(*args) is not None
-    monkeypatch.setattr(host_ops, "enabled", False)
-    assert host_experts.routed_experts(*args) is None
-    monkeypatch.setattr(host_ops, "enabled", True)
+    calls = []
+
+    def mlx():
+        calls.append("mlx")
+        return experts._gather(x, indices, weights)
+
+    def seam():
+        return ops.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj, "geglu", mlx)
+
+    seam()
+    assert calls == []                          # float weights, host path on: the host block
+    with switch.disabled():
+        seam()
+    assert calls == ["mlx"]                     # switched off (a gradient, a test of the MLX path)
     nn.quantize(experts, group_size=32, bits=8)
-    assert host_experts.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj,
-                                       host_kernels.geglu) is None
+    assert not host_experts.float_weights(experts.gate_up_proj, experts.down_proj)
+    seam()
+    assert calls == ["mlx", "mlx"]              # quantized: MLX's gather_qmm reads the packed codes
     assert experts(x, indices, weights).shape == x.shape   # and the layer still runs, through gather_qmm
 
 
@@ -106,18 +116,16 @@ def test_bfloat16_expert_weights_run_on_the_host_too(monkeypatch):
     reference = experts(x, indices, weights)
     experts.gate_up_proj.weight = experts.gate_up_proj.weight.astype(mx.bfloat16)
     experts.down_proj.weight = experts.down_proj.weight.astype(mx.bfloat16)
-    args = (x, indices, weights, (experts.gate_up_proj,), experts.down_proj, host_kernels.geglu)
-    host = host_experts.routed_experts(*args)
-    assert host is not None and host.dtype == mx.float32
+    assert host_experts.float_weights(experts.gate_up_proj, experts.down_proj)
+    host = host_experts.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj, kernels.geglu)
+    assert host.dtype == mx.float32
     np.testing.assert_allclose(np.array(host), np.array(reference), rtol=0.05, atol=0.02)   # bf16 weights
 
 
 def test_the_host_pool_runs_one_part_on_the_calling_thread_and_many_in_order():
     import threading
 
-    from engine import host_pool
-
     caller = threading.get_ident()
-    assert host_pool.run_parts(lambda part: (part, threading.get_ident() == caller), [7]) == [(7, True)]
-    assert host_pool.run_parts(lambda part: part * 2, range(5)) == [0, 2, 4, 6, 8]
-    assert host_pool.run_parts(lambda part: part, []) == []
+    assert pool.run_parts(lambda part: (part, threading.get_ident() == caller), [7]) == [(7, True)]
+    assert pool.run_parts(lambda part: part * 2, range(5)) == [0, 2, 4, 6, 8]
+    assert pool.run_parts(lambda part: part, []) == []

@@ -11,10 +11,11 @@ numba = pytest.importorskip("numba")
 from conftest import CHECKPOINTS
 
 import engine
-from engine import host_kernels
+from engine.cpu import kernels as host_kernels
 from engine.generation import fused
 
-pytestmark = pytest.mark.skipif(not host_kernels.available(), reason="Numba is a Linux dependency")
+pytestmark = [pytest.mark.skipif(not host_kernels.available(), reason="Numba comes with the cpu extra"),
+              pytest.mark.cpu_host]
 
 CAP = np.float32(30.0)
 
@@ -104,7 +105,7 @@ def test_the_analysis_with_the_kernels_agrees_with_numpys_passes(monkeypatch, te
     options = dict(softcap=30.0, temperature=0.9, temp=temp, uniforms=uniforms, confidence_from="processed",
                    probabilities=True)
     with_kernels = fused.analyse(logits, **options)
-    monkeypatch.setenv("DIFFUSION_CHAT_NO_NUMBA", "1")
+    monkeypatch.setattr(host_kernels, "numba", None)   # an install without Numba (the cuda extra)
     assert not host_kernels.available()
     plain = fused.analyse(logits, **options)
     np.testing.assert_array_equal(with_kernels.argmax, plain.argmax)
@@ -148,7 +149,7 @@ def test_the_in_place_helpers_use_the_kernel_or_numpy_and_always_write_the_array
     assert calls == [(192,)]
     np.testing.assert_allclose(wide[:, ::2], reference(x), rtol=3e-7, atol=1e-7)
     assert not wide[:, 1::2].any()
-    monkeypatch.setenv("DIFFUSION_CHAT_NO_NUMBA", "1")
+    monkeypatch.setattr(host_kernels, "numba", None)
     plain = x.copy()
     inplace(plain)
     assert calls == [(192,)]

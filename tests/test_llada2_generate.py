@@ -93,6 +93,7 @@ def test_transfer_schedule():
 
 # ---- teacher-forced steps vs the official generate() -----------------------------------------------------------
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("run", TRACES)
 def test_teacher_forced_steps_match_official(model, run):
     meta, npz = _trace(run)
@@ -120,6 +121,7 @@ def test_teacher_forced_steps_match_official(model, run):
 
 # ---- whole trajectories -----------------------------------------------------------------------------------------
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("run", TRACES)
 def test_trajectory_matches_official_token_for_token(model, run):
     meta, npz = _trace(run)
@@ -141,6 +143,7 @@ def test_trajectory_matches_official_token_for_token(model, run):
     assert all(count == 32 for _, _, count in randomness.calls)
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("variant", ["llada2", "llada2_mlx_fp32", "llada2_mlx_4bit"])
 def test_defaults_reproduce_mlx_vlm_trace(variant):
     # With the defaults (block 32, steps 32, greedy, 0.95) mlx-vlm and the official loop agree.
@@ -282,7 +285,8 @@ def test_bad_settings_and_input(model):
         engine.generate(model, messages=[{"role": "user", "content": "hi"}], images=["x.png"])
     # raised when called, before any event
     with pytest.raises(InputError, match="text only"):
-        llada2.build(model, engine.Settings(), lambda seed: None, pixel_values=[mx.zeros((3, 8, 8))])
+        llada2.build(model, llada2.plan_for(model, engine.Settings()), lambda seed: None,
+                     pixel_values=[mx.zeros((3, 8, 8))])
     with pytest.raises(InputError, match="prompt ids"):
         engine.generate(model, prompt_ids=[1, 600], settings=engine.Settings())
 

@@ -26,6 +26,9 @@ from engine.models.llada2_moe import (
     block_causal_mask,
 )
 
+# The network goldens run on the host path and on the pure-MLX path (tests/conftest.py: both_paths).
+pytestmark = pytest.mark.usefixtures("both_paths")
+
 PARITY_VARIANTS = ["llada2", "llada2_mlx_fp32", "llada2_mlx_4bit"]
 HF_FORWARD = FIXTURES / "hf" / "llada2" / "forward.npz"
 BLOCK = 32

@@ -109,7 +109,7 @@ def test_missing_and_unexpected_tensors(tmp_path):
     assert "unexpected tensor model.decoder.layers.0.extra.weight" in load_error(folder)
 
 
-def test_bf16_checkpoint_loads_and_runs_on_cpu():
+def test_bf16_checkpoint_loads_and_runs_on_the_cpu_backend():
     bf16 = engine.load(CHECKPOINTS / "dg_text_mlx_bf16").network
     fp32 = engine.load(CHECKPOINTS / "dg_text_mlx_fp32").network
     assert set(v.dtype for _, v in tree_flatten(bf16.parameters())) == {mx.float32}  # upcast for the CPU

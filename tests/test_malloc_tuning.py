@@ -1,7 +1,7 @@
-"""engine._malloc: once `engine` is imported, large allocations come from the heap instead of fresh mmaps
-(whose page faults dominated a real-vocabulary step), also on a thread started later that allocated before
-loading its model (the app's engine thread), and the switch can be turned off. Each check runs in a fresh
-interpreter: the tuning is process-wide and, once made, stays."""
+"""engine.cpu.malloc: once a process is prepared (`engine.prepare_process()`, what the entry points call), large
+allocations come from the heap instead of fresh mmaps (whose page faults dominated a real-vocabulary step), also
+on a thread started later that allocated before loading its model (the app's engine thread); an unprepared
+process keeps glibc's defaults. Each check runs in a fresh interpreter: the tuning is process-wide and stays."""
 
 from __future__ import annotations
 
@@ -18,9 +18,10 @@ CHECKPOINT = ROOT / "tests" / "fixtures" / "checkpoints" / "dg_text"
 # Counts glibc's mmapped blocks (mallinfo2().hblks) around a 64 MiB malloc/free, on a thread that allocated
 # before loading a model, as the app's engine thread does.
 PROBE = f"""
-import ctypes, json, threading
+import ctypes, json, sys, threading
 import engine
-from engine import _malloc
+if sys.argv[1] == "prepared":
+    engine.prepare_process()
 
 class Info(ctypes.Structure):
     _fields_ = [(name, ctypes.c_size_t) for name in
@@ -44,33 +45,31 @@ def engine_thread():
 thread = threading.Thread(target=engine_thread)
 thread.start()
 thread.join()
-print(json.dumps({{"tuned": _malloc.keep_large_allocations(), **result}}))
+print(json.dumps(result))
 """
 
 
-def _probe(**env) -> dict:
-    import os
-
-    result = subprocess.run([sys.executable, "-c", PROBE], capture_output=True, text=True, cwd=ROOT, timeout=120,
-                            env={**os.environ, **env})
+def _probe(how: str) -> dict:
+    result = subprocess.run([sys.executable, "-c", PROBE, how], capture_output=True, text=True, cwd=ROOT, timeout=120)
     assert result.returncode == 0, result.stderr
     return json.loads(result.stdout.strip().splitlines()[-1])
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is a Linux matter")
-def test_after_import_engine_large_blocks_stay_in_the_heap_even_on_a_later_thread():
-    assert _probe() == {"tuned": True, "new_mmaps": 0}
+def test_in_a_prepared_process_large_blocks_stay_in_the_heap_even_on_a_later_thread():
+    assert _probe("prepared") == {"new_mmaps": 0}
 
 
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="glibc's malloc is a Linux matter")
-def test_the_tuning_can_be_switched_off_and_then_glibc_mmaps_large_blocks():
-    assert _probe(DIFFUSION_CHAT_NO_MALLOC_TUNING="1") == {"tuned": False, "new_mmaps": 1}
+def test_without_prepare_process_glibc_mmaps_large_blocks_as_usual():
+    assert _probe("plain") == {"new_mmaps": 1}
 
 
 TRIM_PROBE = """
 import ctypes, json
 import engine
-from engine import _malloc
+from engine.cpu import malloc
+engine.prepare_process()
 
 libc = ctypes.CDLL(None)
 libc.malloc.restype, libc.malloc.argtypes = ctypes.c_void_p, (ctypes.c_size_t,)
@@ -85,7 +84,7 @@ pin = libc.malloc(1 << 20)                      # a live block above it: the hea
 ctypes.memset(pin, 1, 1 << 20)
 libc.free(block)
 kept = resident_mib()
-released = _malloc.release_free_memory()
+released = malloc.release_free_memory()
 print(json.dumps({"released": released, "freed_mib": kept - resident_mib()}))
 """
 
@@ -101,9 +100,9 @@ def test_memory_freed_below_a_live_block_goes_back_to_the_kernel_when_released()
 
 def test_a_model_load_releases_the_memory_it_freed(monkeypatch):
     import engine
-    from engine import loader
+    from engine.cpu import device
 
     calls = []
-    monkeypatch.setattr(loader._malloc, "release_free_memory", lambda: calls.append(True) or True)
+    monkeypatch.setattr(device.malloc, "release_free_memory", lambda: calls.append(True) or True)
     engine.load(str(CHECKPOINT))
     assert calls == [True]

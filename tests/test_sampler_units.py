@@ -8,6 +8,9 @@ import numpy as np
 import pytest
 
 from engine.generation.diffusion_gemma import StabilityTracker
+from conftest import _host_path_available as host_path_available
+from engine.cpu import sampler as host_sampler
+from engine.cpu import switch
 from engine.generation.fused import analyse
 from engine.generation.sampling import confidence_transfer_mask, entropy_bound_mask, linear_temperature
 
@@ -24,8 +27,12 @@ def test_linear_temperature_matches_reference_schedule():
 
 @pytest.fixture(params=["host", "device"])
 def sampler_path(request, monkeypatch):
-    """Both implementations of the fused step analysis (NumPy on the host, compiled MLX on the device)."""
-    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", request.param)
+    """Both implementations of the fused step analysis: NumPy on the host path, compiled MLX on the device (the
+    pure-MLX path, which a CPU takes with the host path off)."""
+    if request.param == "host" and not host_path_available():
+        pytest.skip("the host path is off")
+    if request.param == "device":
+        monkeypatch.setenv(switch.ENV, "0")
     return request.param
 
 
@@ -116,18 +123,16 @@ def test_stability_threshold_zero_is_always_stable():
     dict(temp=1.0, confidence_from="processed", probabilities=True, softcap=30.0, temperature=0.8),
     dict(temp=0.7, top_k=50, top_p=0.9, confidence_from="proposal", check_finite=True),
 ])
+@pytest.mark.cpu_host
 def test_the_row_parallel_host_analysis_is_bit_identical_to_one_thread(monkeypatch, options):
-    from engine.generation import fused
-
-    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", "host")
-    monkeypatch.setattr(fused.host_pool, "workers", lambda: 3)   # 3 chunks of uneven size, whatever the machine has
-    monkeypatch.setattr(fused, "CACHED_ELEMENTS", 5 * 4096)      # each taken 5 rows at a time
+    monkeypatch.setattr(host_sampler.pool, "workers", lambda: 3)   # 3 chunks of uneven size, whatever the machine has
+    monkeypatch.setattr(host_sampler, "CACHED_ELEMENTS", 5 * 4096)      # each taken 5 rows at a time
     rng = np.random.default_rng(5)
     logits = mx.array(rng.normal(size=(37, 4096)).astype(np.float32) * 4)
     uniforms = rng.random(37).astype(np.float32) if options["temp"] else None
     results = []
     for minimum in (1 << 62, 1):       # never parallel, always parallel
-        monkeypatch.setattr(fused, "PARALLEL_MIN_ELEMENTS", minimum)
+        monkeypatch.setattr(host_sampler, "PARALLEL_MIN_ELEMENTS", minimum)
         results.append(analyse(logits, uniforms=uniforms, **options))
     one, many = results
     for name in ("argmax", "entropy", "proposal", "probability", "probabilities"):
@@ -143,35 +148,29 @@ def _whole_vocabulary_draw(q: np.ndarray, uniforms: np.ndarray) -> np.ndarray:
 
 
 def test_the_blockwise_draw_picks_the_id_a_whole_vocabulary_running_sum_picks():
-    from engine.generation import fused
-
     rng = np.random.default_rng(11)
-    vocab = 3 * fused.DRAW_BLOCK + 123            # several blocks and a short last one
+    vocab = 3 * host_sampler.DRAW_BLOCK + 123            # several blocks and a short last one
     q = np.exp(rng.standard_normal((400, vocab)).astype(np.float32) * 3)
     q[:, rng.random(vocab) < 0.3] = 0.0            # filtered ids (top-k / top-p) have no mass
     uniforms = rng.random(400).astype(np.float32)
-    drawn = fused._inverse_transform(q, uniforms)
+    drawn = host_sampler._inverse_transform(q, uniforms)
     assert drawn.tolist() == _whole_vocabulary_draw(q, uniforms).tolist()
     assert (q[np.arange(400), drawn] > 0).all()
 
 
 def test_a_draw_at_the_very_top_of_the_mass_never_lands_on_an_id_without_mass():
-    from engine.generation import fused
-
-    q = np.zeros((2, 2 * fused.DRAW_BLOCK + 5), np.float32)
+    q = np.zeros((2, 2 * host_sampler.DRAW_BLOCK + 5), np.float32)
     q[0, :2] = 0.5                                 # all the mass in the first block, none after
-    q[1, fused.DRAW_BLOCK + 7] = 1.0
-    assert fused._inverse_transform(q, np.array([1.0, 1.0], np.float32)).tolist() == [1, fused.DRAW_BLOCK + 7]
+    q[1, host_sampler.DRAW_BLOCK + 7] = 1.0
+    assert host_sampler._inverse_transform(q, np.array([1.0, 1.0], np.float32)).tolist() == [1, host_sampler.DRAW_BLOCK + 7]
 
 
+@pytest.mark.cpu_host
 @pytest.mark.parametrize("parallel", [False, True])
 def test_the_host_writes_the_softmax_into_an_mlx_array_it_may_reuse(monkeypatch, parallel):
     # The host's softmax is handed to the next self-conditioning product as an MLX array it wrote in place (no
     # copy), and a step may give back the previous step's array to be written again (no new allocation).
-    from engine.generation import fused
-
-    monkeypatch.setenv("DIFFUSION_CHAT_SAMPLER", "host")
-    monkeypatch.setattr(fused, "PARALLEL_MIN_ELEMENTS", 1 if parallel else 1 << 62)
+    monkeypatch.setattr(host_sampler, "PARALLEL_MIN_ELEMENTS", 1 if parallel else 1 << 62)
     rng = np.random.default_rng(9)
     first, second = (mx.array(rng.normal(size=(19, 3000)).astype(np.float32) * 3) for _ in range(2))
     options = dict(softcap=30.0, temperature=0.9, probabilities=True)

@@ -61,6 +61,7 @@ RUNS = {
 }
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 @pytest.mark.parametrize("run", list(RUNS))
 def test_replaying_the_recorded_draws_gives_the_same_tokens(request, run):
     family, kwargs = RUNS[run]

@@ -74,11 +74,13 @@ def test_module_tree_is_named_after_the_checkpoint(checkpoint, loaded):
     assert TOWER_PREFIX + "encoder.layers.0.self_attn.q_proj.linear.weight" in names
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_vision_tower_matches_reference(loaded, golden):
     tower, _ = loaded
     _close(tower(mx.array(golden["pixel_values"])), golden["vision_tower_out"])
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_image_features_match_reference(loaded, golden):
     tower, embedder = loaded
     features = embedder(tower(mx.array(golden["pixel_values"])))
@@ -244,6 +246,7 @@ def test_sanitize_keeps_tower_weights_and_drops_clip_bounds_or_all_vision(load_n
     assert text_only.sanitize(weights) == {}
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_network_image_features_match_reference(vision_network, golden):
     features = vision_network.image_features(mx.array(golden["pixel_values"]))
     assert features.dtype == mx.float32
@@ -269,6 +272,7 @@ def test_encoder_masks_match_reference(golden, checkpoint):
     assert sliding[69, 7] and not sliding[75, 7]
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_prefill_with_image_matches_reference_cache_and_logits(vision_network, golden):
     cache = _prefill_golden(vision_network, golden)
     for i in range(len(cache)):
@@ -335,6 +339,7 @@ class RecordedDraws(Draws):
         raise AssertionError("temperature 0 never samples proposals")
 
 
+@pytest.mark.usefixtures("both_paths")  # host and pure-MLX paths
 def test_chat_with_an_image_replays_the_reference_generation(vision_model):
     """engine.generate(messages, images=[...]) end to end: template, processor, tower, prefill with the
     bidirectional image block, and mlx-vlm's entropy-bound run with the image (same draws, same tokens)."""

@@ -21,7 +21,6 @@ from textual.binding import Binding
 from textual.message import Message
 from textual.screen import Screen
 
-from engine import _blas
 from engine.events import (
     GenerationFailed,
     GenerationUpdate,
@@ -109,7 +108,7 @@ class DiffusionChatApp(App):
         self.model_ref: str | None = None
         self._settings: dict[str, Settings] = {}  # family -> settings in use
         self._load_job: int | None = None
-        self._slow_blas_noticed = False
+        self._notices_shown: set[str] = set()
         loaded = load_config()
         self.config, self.config_error, self.config_path = loaded.config, loaded.error, loaded.path
         self.store, self.store_error = _open_store(self.config.trajectory_cap_bytes)
@@ -247,7 +246,7 @@ class DiffusionChatApp(App):
             if self.model_ref is not None:
                 self._set_config(model=self.model_ref)
             await self._show_model()
-            self._warn_if_slow_blas(event.info)
+            self._show_notices(event.info)
             if picker is not None:
                 picker.dismiss()
         elif isinstance(event, LoadFailed):
@@ -259,14 +258,13 @@ class DiffusionChatApp(App):
             else:
                 self.push_screen(ModelPickerScreen(text))
 
-    def _warn_if_slow_blas(self, model: ModelInfo) -> None:
-        """Once per session: a local model on Linux without OpenBLAS runs every step on MLX's reference BLAS."""
-        if model.remote or self._slow_blas_noticed:
-            return
-        notice = _blas.slow_blas_notice()
-        if notice:
-            self._slow_blas_noticed = True
-            self.notify(notice, severity="warning", timeout=15, markup=False)
+    def _show_notices(self, model: ModelInfo) -> None:
+        """Each of the engine's notices (e.g. a CPU without OpenBLAS, every step on MLX's reference BLAS) once
+        per session, however many models are loaded."""
+        for notice in model.notices:
+            if notice not in self._notices_shown:
+                self._notices_shown.add(notice)
+                self.notify(notice, severity="warning", timeout=15, markup=False)
 
     async def _show_model(self) -> None:
         model = self.model_info

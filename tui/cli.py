@@ -115,6 +115,9 @@ def run_serve(argv: Sequence[str]) -> int:
         return fail_with(exc)
     if not args.model:
         return fail("--model is required (a checkpoint folder or a Hugging Face id)")
+    import engine
+
+    engine.prepare_process()  # before MLX is imported: this process runs the model
     from engine.serve.app import ServeOptions
     from engine.serve.requests import Limits
     from engine.serve.run import LoadError, ServeError, serve
@@ -139,6 +142,10 @@ def run_app(argv: Sequence[str]) -> int:
         settings = settings_from_args(args)
     except EngineError as exc:
         return fail_with(exc)
+    if not args.server:
+        import engine
+
+        engine.prepare_process()  # before MLX is imported: the engine thread runs the model here
     from tui.app import AppOptions, run_app as start
 
     api_key = args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None

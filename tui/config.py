@@ -45,7 +45,7 @@ else:  # Python 3.10
 
 CONFIG_DIR_ENV = "DIFFUSION_CHAT_CONFIG_DIR"
 CONFIG_FILENAME = "config.toml"
-CANVAS_MODES = ("candidates", "noise")
+CANVAS_MODES = ("candidates", "noise")   # what the live canvas shows at undecided positions (widgets.canvas)
 
 # tomli_w cannot keep comments, so say once that the app rewrites the file.
 _HEADER = (

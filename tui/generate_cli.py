@@ -9,8 +9,6 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from engine import _blas
-
 from .cli_common import Parser, add_model_flags, add_sampler_flags, fail, fail_with, settings_from_args
 from .words import count, human
 
@@ -56,6 +54,7 @@ def run_generate(argv: Sequence[str]) -> int:
             return fail("--model is required (a checkpoint folder or a Hugging Face id)")
         import engine
 
+        engine.prepare_process()  # before MLX is imported: this process runs the model
         model = engine.load(args.model, progress=_print_download_progress)
         messages = ([{"role": "system", "content": args.system}] if args.system else []) + [
             {"role": "user", "content": prompt}]
@@ -85,7 +84,7 @@ def run_generate(argv: Sequence[str]) -> int:
         if finished.finish_reason != "stop":
             print(f"[finished: {finished.finish_reason}]", file=sys.stderr)
     if args.profile:
-        _print_profile(finished, blocks)
+        _print_profile(finished, blocks, model.notices())
     return 0
 
 
@@ -168,11 +167,10 @@ def _as_json(model, finished, blocks) -> dict:
     }
 
 
-def _print_profile(finished, blocks) -> None:
+def _print_profile(finished, blocks, notices: tuple[str, ...]) -> None:
     stats = finished.stats
     out = sys.stderr
-    notice = _blas.slow_blas_notice()
-    if notice:
+    for notice in notices:
         print(notice, file=out)
     print("profile:", file=out)
     for block, steps in zip(blocks, stats.steps_per_block):

@@ -304,9 +304,13 @@ class Denoiser:
         raise AssertionError("unreachable: the last step always ends the block")
 
 
-def build(model, settings: Settings, randomness_for, pixel_values=None, token_type_ids=None):
-    """(denoiser, plan) for one request; raises before any work on bad input."""
-    plan = resolve_plan(settings, model.generation_config, model.network.canvas_length)
+def plan_for(model, settings: Settings) -> Plan:
+    """The request's plan: its settings over this checkpoint's defaults."""
+    return resolve_plan(settings, model.generation_config, model.network.canvas_length)
+
+
+def build(model, plan: Plan, randomness_for, pixel_values=None, token_type_ids=None) -> Denoiser:
+    """The denoiser for one request; raises before any work on bad input."""
     if pixel_values is not None and not model.supports_images:
         raise InputError("this checkpoint has no vision tower; it cannot take images")
-    return Denoiser(model.network, plan, randomness_for(plan.seed), pixel_values, token_type_ids), plan
+    return Denoiser(model.network, plan, randomness_for(plan.seed), pixel_values, token_type_ids)

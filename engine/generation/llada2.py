@@ -271,9 +271,13 @@ class Denoiser:
         return BlockOutcome([int(t) for t in ids], step, stop_reason, edits)
 
 
-def build(model, settings: Settings, randomness_for, pixel_values=None, token_type_ids=None):
-    """(denoiser, plan) for one request; raises before any work on bad input."""
+def plan_for(model, settings: Settings) -> Plan:
+    """The request's plan: its settings over this checkpoint's defaults."""
+    return resolve_plan(settings, model.generation_config, _editing_checkpoint(model))
+
+
+def build(model, plan: Plan, randomness_for, pixel_values=None, token_type_ids=None) -> Denoiser:
+    """The denoiser for one request; raises before any work on bad input."""
     if pixel_values is not None:
         raise InputError("LLaDA-2 reads text only; it cannot take images")
-    plan = resolve_plan(settings, model.generation_config, _editing_checkpoint(model))
-    return Denoiser(model.network, plan, randomness_for(plan.seed)), plan
+    return Denoiser(model.network, plan, randomness_for(plan.seed))

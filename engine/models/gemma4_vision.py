@@ -15,7 +15,7 @@ import mlx.core as mx
 import mlx.nn as nn
 
 from ..errors import InputError
-from . import host_ops
+from . import ops
 from .layers import RMSNorm, rms_norm_noscale
 
 
@@ -102,7 +102,7 @@ class VisionAttention(nn.Module):
         v = rms_norm_noscale(self.v_proj(x).reshape(n, self.num_kv_heads, self.head_dim), self.eps)
         q, k, v = (t.transpose(1, 0, 2)[None] for t in (q, k, v))
         # scale 1.0: the q/k norms already set the logit scale
-        out = host_ops.attention(q, k, v, scale=1.0)
+        out = ops.attention(q, k, v, scale=1.0)
         return self.o_proj(out[0].transpose(1, 0, 2).reshape(n, -1))
 
 
@@ -115,7 +115,7 @@ class VisionMLP(nn.Module):
         self.down_proj = ClippableLinear(config.intermediate_size, config.hidden_size, clipped)
 
     def __call__(self, x: mx.array) -> mx.array:
-        return self.down_proj(host_ops.geglu(self.gate_proj(x), self.up_proj(x)))
+        return self.down_proj(ops.geglu(self.gate_proj(x), self.up_proj(x)))
 
 
 class VisionEncoderLayer(nn.Module):

@@ -17,8 +17,7 @@ import mlx.nn as nn
 
 from ..errors import CheckpointError
 from . import chunking
-from .. import host_kernels
-from . import host_experts, host_ops
+from . import ops
 from .cache import PrefixCache
 from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
@@ -34,7 +33,7 @@ class Attention(nn.Module):
         self.head_dim = config.head_dim
         self.rotary_dim = config.rotary_dim
         self.rope_theta = config.rope_theta
-        self._omega = host_ops.rope_inverse_frequencies(self.rope_theta, self.rotary_dim)
+        self._omega = ops.rope_inverse_frequencies(self.rope_theta, self.rotary_dim)
         self.scale = self.head_dim**-0.5
         self.query_key_value = nn.Linear(
             config.hidden_size, (self.num_heads + 2 * self.num_kv_heads) * self.head_dim, bias=config.use_qkv_bias
@@ -47,10 +46,7 @@ class Attention(nn.Module):
 
     def _rope(self, x: mx.array, offset: int) -> mx.array:
         # Rotate-half RoPE on the first rotary_dim channels of each head; the rest pass through.
-        on_host = host_ops.rope(x, self._omega, offset)
-        if on_host is not None:
-            return on_host
-        return mx.fast.rope(x, self.rotary_dim, traditional=False, base=self.rope_theta, scale=1.0, offset=offset)
+        return ops.rope(x, offset, omega=self._omega, dims=self.rotary_dim, base=self.rope_theta)
 
     def __call__(self, x: mx.array, layer_cache, mask, commit: bool) -> mx.array:
         batch, length, _ = x.shape
@@ -60,13 +56,12 @@ class Attention(nn.Module):
             queries, keys = self.query_layernorm(queries), self.key_layernorm(keys)
         queries, keys, values = (a.transpose(0, 2, 1, 3) for a in (queries, keys, values))
         offset = 0 if layer_cache is None else layer_cache.offset
-        if host_ops.host_enabled():
-            mx.eval(queries, keys, values)   # the host's RoPE copies them out: one evaluation for the three
+        ops.before_rope(queries, keys, values)
         queries, keys = self._rope(queries, offset), self._rope(keys, offset)
         if layer_cache is not None:
             # Denoising steps read the prefix without storing the block: its tokens change every step.
             keys, values = layer_cache.update(keys, values) if commit else layer_cache.extended(keys, values)
-        out = host_ops.attention(queries, keys, values, scale=self.scale, mask=mask)
+        out = ops.attention(queries, keys, values, scale=self.scale, mask=mask)
         return self.dense(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
 
 
@@ -80,7 +75,7 @@ class MLP(nn.Module):
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=bias)
 
     def __call__(self, x: mx.array) -> mx.array:
-        return self.down_proj(host_ops.swiglu(self.gate_proj(x), self.up_proj(x)))
+        return self.down_proj(ops.swiglu(self.gate_proj(x), self.up_proj(x)))
 
 
 class SwitchMLP(nn.Module):
@@ -100,7 +95,7 @@ class SwitchMLP(nn.Module):
         routed = indices
         if sort:
             x, routed, inverse = gather_sort(x, indices)
-        hidden = host_ops.swiglu(self.gate_proj(x, routed, sort), self.up_proj(x, routed, sort))
+        hidden = ops.swiglu(self.gate_proj(x, routed, sort), self.up_proj(x, routed, sort))
         out = self.down_proj(hidden, routed, sort)
         if sort:
             out = scatter_unsort(out, inverse, indices.shape)
@@ -156,10 +151,8 @@ class SparseMoeBlock(nn.Module):
     def __call__(self, x: mx.array) -> mx.array:
         indices, weights = self.gate(x)
         experts = self.switch_mlp
-        routed = host_experts.routed_experts(x, indices, weights, (experts.gate_proj, experts.up_proj),
-                                             experts.down_proj, host_kernels.swiglu)
-        if routed is None:
-            routed = (experts(x, indices) * weights[..., None]).sum(axis=-2)
+        routed = ops.routed_experts(x, indices, weights, (experts.gate_proj, experts.up_proj), experts.down_proj,
+                                    "swiglu", mlx=lambda: (experts(x, indices) * weights[..., None]).sum(axis=-2))
         routed = routed.astype(x.dtype)
         if self.shared_experts is not None:
             routed = routed + self.shared_experts(x)
@@ -319,6 +312,11 @@ class Network(nn.Module):
             for suffix in ("weight", "scales", "biases"):
                 out.pop(f"language_model.lm_head.{suffix}", None)
         return out
+
+
+def make_processor(path, config: ModelConfig, tokenizer=None) -> None:
+    """LLaDA-2 reads text only: no image processor (engine.families.NetworkModule)."""
+    return None
 
 
 def _pop(weights: dict[str, mx.array], name: str) -> mx.array:

@@ -107,6 +107,8 @@ def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue
     try:
         say(f"loading {model_ref}…")
         info = bridge.load(model_ref)
+        for notice in info.notices:
+            say(f"warning: {notice}")
         if not is_loopback(host) and options.api_key is None:
             say(f"warning: listening on {host} without --api-key: anyone who can reach it can use the model")
         say(f"serving {info.name} ({info.label}) on http://{host}:{sock.getsockname()[1]}/v1 (Ctrl-C stops)")

@@ -102,17 +102,18 @@ def torch_side(family: str, workdir: Path, steps: int) -> dict:
 def mlx_side(family: str, workdir: Path, steps: int) -> dict:
     # engine first: it loads OpenBLAS before MLX binds its BLAS, as the app does. Imported after mlx.core,
     # MLX keeps its reference BLAS and this step measures ~6x slower.
-    import engine  # noqa: F401
+    import engine
+    from engine.cpu import switch
+
+    engine.prepare_process()
+    os.environ[switch.ENV] = "0"  # the gradient needs the whole graph in MLX: the host path off, process-wide
     import mlx.core as mx
     import mlx.nn as nn
     import mlx.optimizers as optim
     import numpy as np
     from engine.checkpoint import read_configs
     from engine.loader import build_network
-    from engine.models import host_ops
     from engine.models.cache import LayerKV
-
-    host_ops.enabled = False  # the gradient needs the whole graph in MLX
 
     _, _, net = build_network(read_configs(workdir / family))
     batch = {k: mx.array(v) for k, v in np.load(workdir / family / "batch.npz").items()}

@@ -38,7 +38,7 @@ class RMSNorm(nn.Module):
 
 
 def gelu_tanh(x: torch.Tensor) -> torch.Tensor:
-    # Same formula as engine.models.host_ops.geglu's gate (HF "gelu_pytorch_tanh").
+    # Same formula as engine.models.ops.geglu's gate (HF "gelu_pytorch_tanh").
     return F.gelu(x, approximate="tanh")
 
 

@@ -25,7 +25,7 @@ import sys
 import time
 from pathlib import Path
 
-os.environ.setdefault("DIFFUSION_CHAT_NO_OPENBLAS", "1")  # torch brings its own BLAS; keep the two apart
+# torch brings its own BLAS: this process never calls engine.prepare_process, so the two stay apart
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

@@ -28,11 +28,11 @@ from textual.widget import Widget
 
 from engine.events import Step
 
+from ..config import CANVAS_MODES  # noqa: F401  (one tuple: the settings file checks the same modes)
 from .printable import one_line
 from ..words import block_position
 
 CanvasMode = Literal["candidates", "noise"]
-CANVAS_MODES: tuple[CanvasMode, ...] = ("candidates", "noise")
 
 MASK_GLYPH = "░"
 LEGEND_GLYPH = "█"

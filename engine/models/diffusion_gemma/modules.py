@@ -9,13 +9,9 @@ import mlx.nn as nn
 from ...errors import CheckpointError
 from ..cache import LayerKV
 from ..gemma4_vision import MultimodalEmbedder, VisionConfig, VisionTower
-from ... import host_kernels
-from .. import host_experts, host_ops
+from .. import ops
 from ..layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
 from .config import FULL, ModelConfig, TextConfig
-
-_geglu = host_ops.geglu
-
 
 class MLP(nn.Module):
     """GeGLU: the dense "shared expert" of every layer, and the self-conditioning MLP."""
@@ -27,7 +23,7 @@ class MLP(nn.Module):
         self.down_proj = nn.Linear(intermediate_size, hidden_size, bias=False)
 
     def __call__(self, x: mx.array) -> mx.array:
-        return self.down_proj(_geglu(self.gate_proj(x), self.up_proj(x)))
+        return self.down_proj(ops.geglu(self.gate_proj(x), self.up_proj(x)))
 
 
 class Rotary(nn.Module):
@@ -47,17 +43,12 @@ class Rotary(nn.Module):
             self._freqs = mx.where(mx.arange(head_dim // 2) < rotated, self.base ** exponents, mx.inf)
         elif kind != "default" or float(params.get("partial_rotary_factor", 1.0)) != 1.0:
             raise CheckpointError(f"unsupported RoPE settings in config.json: {params}")
-        # the host's frequencies (engine.models.host_ops.rope): the same pairs turn
-        self._omega = host_ops.rope_inverse_frequencies(self.base, head_dim, rotated_pairs=rotated)
+        # the host's frequencies (engine.cpu.ops.rope): the same pairs turn
+        self._omega = ops.rope_inverse_frequencies(self.base, head_dim, rotated_pairs=rotated)
 
     def __call__(self, x: mx.array, offset: int) -> mx.array:
-        on_host = host_ops.rope(x, self._omega, offset)
-        if on_host is not None:
-            return on_host
-        if self._freqs is None:
-            return mx.fast.rope(x, self.head_dim, traditional=False, base=self.base, scale=1.0, offset=offset)
-        return mx.fast.rope(x, self.head_dim, traditional=False, base=None, scale=1.0, offset=offset,
-                            freqs=self._freqs)
+        base = self.base if self._freqs is None else None
+        return ops.rope(x, offset, omega=self._omega, dims=self.head_dim, base=base, freqs=self._freqs)
 
 
 class Attention(nn.Module):
@@ -91,8 +82,7 @@ class Attention(nn.Module):
         keys = self.k_norm(raw_keys).transpose(0, 2, 1, 3)
         # Values are RMS-normalised without a weight and never rotated.
         values = mx.fast.rms_norm(raw_values, None, self.eps).transpose(0, 2, 1, 3)
-        if host_ops.host_enabled():
-            mx.eval(queries, keys, values)   # the host's RoPE copies them out: one evaluation for the three
+        ops.before_rope(queries, keys, values)
         return self.rope(queries, offset), self.rope(keys, offset), values
 
     def __call__(self, x: mx.array, kv: LayerKV, *, offset: int, key_start: int, mask, write: bool) -> mx.array:
@@ -106,7 +96,7 @@ class Attention(nn.Module):
             values = mx.concatenate([kv.values[:, :, key_start:], values], axis=2)
 
         # The q/k norms take the place of 1/sqrt(d): the attention scale is 1.
-        out = host_ops.attention(queries, keys, values, scale=1.0, mask=mask)
+        out = ops.attention(queries, keys, values, scale=1.0, mask=mask)
         return self.o_proj(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
 
 
@@ -136,10 +126,11 @@ class Experts(nn.Module):
 
     def __call__(self, x: mx.array, indices: mx.array, weights: mx.array) -> mx.array:
         """x [N, H], indices/weights [N, k] -> [N, H]."""
-        on_host = host_experts.routed_experts(x, indices, weights, (self.gate_up_proj,), self.down_proj,
-                                              host_kernels.geglu)
-        if on_host is not None:
-            return on_host.astype(weights.dtype)
+        routed = ops.routed_experts(x, indices, weights, (self.gate_up_proj,), self.down_proj, "geglu",
+                                    mlx=lambda: self._gather(x, indices, weights))
+        return routed.astype(weights.dtype)
+
+    def _gather(self, x: mx.array, indices: mx.array, weights: mx.array) -> mx.array:
         x = mx.expand_dims(x, (-2, -3))
         # Grouping token-expert pairs by expert pays off once there are enough of them.
         grouped = indices.size >= 64
@@ -148,7 +139,7 @@ class Experts(nn.Module):
         else:
             expert_ids = indices
         gate, up = mx.split(self.gate_up_proj(x, expert_ids, sorted_indices=grouped), 2, axis=-1)
-        y = self.down_proj(_geglu(gate, up), expert_ids, sorted_indices=grouped)
+        y = self.down_proj(ops.geglu(gate, up), expert_ids, sorted_indices=grouped)
         if grouped:
             y = scatter_unsort(y, inverse, indices.shape)
         y = y.squeeze(-2).astype(weights.dtype)
@@ -199,7 +190,7 @@ class SelfConditioning(nn.Module):
         if soft_embeddings is not None:
             normed = self.pre_norm(soft_embeddings)
             # No biases: a zero signal adds exactly zero, so the first step may skip this.
-            embeddings = embeddings + self.down_proj(_geglu(self.gate_proj(normed), self.up_proj(normed)))
+            embeddings = embeddings + self.down_proj(ops.geglu(self.gate_proj(normed), self.up_proj(normed)))
         return mx.fast.rms_norm(embeddings, None, self.eps)
 
 

@@ -1,12 +1,10 @@
-"""The network's element-wise transcendental ops (the GeGLU / SwiGLU gates) and its attention done with NumPy
-when MLX runs on the CPU.
+"""The host (NumPy) versions of the network's element-wise transcendental ops (the GeGLU / SwiGLU gates), its
+attention and its RoPE, for MLX on the CPU. `engine.models.ops` decides when they run.
 
-MLX's CPU backend evaluates tanh / exp one element at a time without SIMD (measured here: ~15 ns per element;
-NumPy's vectorised versions: ~1-2 ns), so on a CPU these few ops cost as much as all the matrix products of a
-layer (mid-size DiffusionGemma: a 4.7 ms GeGLU and a 9.2 ms attention softmax per layer, against 1.5 ms and
-1.2 ms with NumPy, copies included). The layers' matrix products stay in MLX (BLAS) and only the arrays between
-them make the round trip, except attention's small per-head products (see `attention`). On Metal / CUDA, or
-while MLX traces a transformation (a gradient: `enabled = False`), the same maths runs in MLX.
+MLX's CPU backend evaluates tanh / exp one element at a time without SIMD, so on a CPU these few ops cost as
+much as all the matrix products of a layer (bench/README.md, "host ops"). The layers' matrix products stay in
+MLX (BLAS) and only the arrays between them make the round trip, except attention's small per-head products
+(see `attention`). Each takes and returns MLX arrays.
 """
 
 from __future__ import annotations
@@ -17,24 +15,10 @@ from functools import lru_cache
 import mlx.core as mx
 import numpy as np
 
-from .. import _blas, host_kernels, host_pool
+from . import kernels, pool
 
 # Below this many attention scores one thread is quicker than handing parts to the host pool.
 PARALLEL_MIN_SCORES = 1 << 16
-
-enabled = True  # set False where MLX must see the whole graph (mx.grad, mx.compile of a whole network)
-
-
-def on_cpu() -> bool:
-    return mx.default_device() == mx.cpu
-
-
-def host_enabled() -> bool:
-    if enabled and on_cpu():
-        _blas.single_thread_numpy_blas()  # once (cached): NumPy's and MLX's BLAS pools must not fight
-        return True
-    return False
-
 
 def numpy_of(x: mx.array) -> np.ndarray:
     # NumPy has no bfloat16: such arrays are widened by MLX first (float32 / float16 cross without a cast)
@@ -43,46 +27,27 @@ def numpy_of(x: mx.array) -> np.ndarray:
     return np.array(x, dtype=np.float32)
 
 
-@mx.compile
-def _geglu_mlx(gate: mx.array, up: mx.array) -> mx.array:
-    return 0.5 * gate * (1.0 + mx.tanh(math.sqrt(2.0 / math.pi) * (gate + 0.044715 * gate * gate * gate))) * up
-
-
 def geglu(gate: mx.array, up: mx.array) -> mx.array:
     """gelu_tanh(gate) * up."""
-    if not host_enabled():
-        return _geglu_mlx(gate, up)
     mx.eval(gate, up)  # one evaluation of both projections (the BLAS pool kept busy), then two plain copies
-    return mx.array(host_kernels.geglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
-
-
-@mx.compile
-def _swiglu_mlx(gate: mx.array, up: mx.array) -> mx.array:
-    return gate * mx.sigmoid(gate) * up
+    return mx.array(kernels.geglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
 def swiglu(gate: mx.array, up: mx.array) -> mx.array:
     """silu(gate) * up."""
-    if not host_enabled():
-        return _swiglu_mlx(gate, up)
     mx.eval(gate, up)
-    return mx.array(host_kernels.swiglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
+    return mx.array(kernels.swiglu(numpy_of(gate), numpy_of(up))).astype(gate.dtype)
 
 
 def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float, mask=None) -> mx.array:
     """`mx.fast.scaled_dot_product_attention(queries, keys, values, scale, mask)` for [B, H, T, D] queries and
     [B, H_kv, S, D] keys/values (grouped heads), mask None, "causal", or bool / additive [.., T, S].
 
-    On the host the whole of it runs in NumPy, split by key/value head (and, where one head serves many query
-    heads, by runs of those heads) across the host pool: each part's two products and softmax run on one
-    thread. Why not MLX's products around a NumPy softmax, as before: these [T, D] x [D, S] products are too
-    small for MLX's batched matmul (32 GFLOP/s for a sliding layer's scores, against ~135 for a large product)
-    and that softmax ran on one core. Measured on 2 cores, mid-size DiffusionGemma (256 queries, 376 keys,
-    median of 31): a sliding layer's attention 11.2 -> 5.2 ms, a full layer's 12.1 -> 7.9 ms; a whole network
-    step 654 -> 613 ms (medians of 6, interleaved). Each part's arithmetic is the same however the parts are
-    spread, so the result does not depend on the thread count."""
-    if not host_enabled():
-        return mx.fast.scaled_dot_product_attention(queries, keys, values, scale=scale, mask=mask)
+    The whole of it runs in NumPy, split by key/value head (and, where one head serves many query heads, by
+    runs of those heads) across the host pool: each part's two products and softmax run on one thread. Why not
+    MLX's products around a NumPy softmax: these [T, D] x [D, S] products are too small for MLX's batched
+    matmul, and that softmax ran on one core (bench/README.md). Each part's arithmetic is the same however the
+    parts are spread, so the result does not depend on the thread count."""
     batch, heads, length, dim = queries.shape
     kv_heads, span = keys.shape[1], keys.shape[2]
     groups = heads // kv_heads
@@ -105,16 +70,16 @@ def attention(queries: mx.array, keys: mx.array, values: mx.array, scale: float,
             else:
                 s += visible[b, first:last]
         s -= s.max(axis=-1, keepdims=True)
-        host_kernels.exp_inplace(s)
+        kernels.exp_inplace(s)
         s /= s.sum(axis=-1, keepdims=True)
         out[b, first:last] = (s.reshape(-1, span) @ v[b, kv]).reshape(last - first, length, -1)
 
-    parts = attention_parts(batch, kv_heads, groups, host_pool.workers())
+    parts = attention_parts(batch, kv_heads, groups, pool.workers())
     if batch * heads * length * span < PARALLEL_MIN_SCORES:
         for part in parts:
             run(part)
     else:
-        host_pool.run_parts(run, parts)
+        pool.run_parts(run, parts)
     return mx.array(out).astype(values.dtype)
 
 
@@ -128,17 +93,13 @@ def rope_inverse_frequencies(base: float, dims: int, rotated_pairs: int | None =
     return omega
 
 
-def rope(x: mx.array, omega: np.ndarray, offset: int) -> mx.array | None:
+def rope(x: mx.array, omega: np.ndarray, offset: int) -> mx.array:
     """Rotate-half RoPE of [B, H, T, D] heads at positions offset, offset + 1, ...: dims j and j + R/2 (R = 2 *
-    len(omega), the rotated width; channels past R pass through) turn by the angle pos * omega_j. None where MLX
-    must do it (not on the host).
+    len(omega), the rotated width; channels past R pass through) turn by the angle pos * omega_j.
 
-    Why not mx.fast.rope on the CPU: it is slow there (~7 ns per element, a quarter of a sliding layer's
-    projections) and its result drifts from the reference's with the position (measured against rotations by the
-    reference's float32 angles: 2e-5 at position 0, 4e-4 at 3,000, 3e-3 at 30,000); here NumPy's cos / sin of
-    the same float32 angles as the reference (within 3e-7 at every position)."""
-    if not host_enabled():
-        return None
+    Why not mx.fast.rope on the CPU: it is slow there, and its result drifts from the reference's with the
+    position (tests/test_host_ops.py measures by how much); here NumPy's cos / sin of the same float32 angles as
+    the reference."""
     a = numpy_of(x)
     half = omega.shape[0]
     cos, sin = _rope_tables(omega.tobytes(), offset, a.shape[-2])

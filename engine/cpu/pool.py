@@ -2,12 +2,13 @@
 
 NumPy releases the GIL inside its vectorised loops and BLAS calls, so a kernel whose parts are independent (the
 rows of a logits matrix, the experts of a MoE layer) runs its parts on every core, while NumPy's own BLAS stays
-on one thread (`engine._blas.single_thread_numpy_blas`) and never fights MLX's. One pool, not one per kernel:
+on one thread (`engine.cpu.blas.single_thread_numpy_blas`) and never fights MLX's. One pool, not one per kernel:
 the kernels run one after another on the engine thread, so a second pool would only add idle threads.
 """
 
 from __future__ import annotations
 
+import functools
 import os
 from concurrent.futures import ThreadPoolExecutor
 from typing import Callable, Iterable, TypeVar
@@ -15,12 +16,16 @@ from typing import Callable, Iterable, TypeVar
 T = TypeVar("T")
 R = TypeVar("R")
 
-_pool: ThreadPoolExecutor | None = None
-
 
 def workers() -> int:
     """Threads worth splitting a kernel into: one per core, at most 8 (beyond that, memory bandwidth bounds)."""
     return max(1, min(os.cpu_count() or 1, 8))
+
+
+@functools.cache
+def _pool() -> ThreadPoolExecutor:
+    # Made on first use, so that a process that never runs a host kernel starts no threads.
+    return ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="diffusion-chat-host")
 
 
 def run_parts(work: Callable[[T], R], parts: Iterable[T]) -> list[R]:
@@ -29,7 +34,4 @@ def run_parts(work: Callable[[T], R], parts: Iterable[T]) -> list[R]:
     parts = list(parts)
     if len(parts) <= 1:
         return [work(part) for part in parts]
-    global _pool
-    if _pool is None:
-        _pool = ThreadPoolExecutor(max_workers=workers(), thread_name_prefix="diffusion-chat-host")
-    return list(_pool.map(work, parts))
+    return list(_pool().map(work, parts))

@@ -1,21 +1,19 @@
 """The host sampler's and network's exp and tanh as Numba kernels that LLVM vectorises.
 
-Why: NumPy's float32 `exp` and `tanh` are vectorised only on AVX-512 CPUs; on an AVX2 CPU (measured here: AMD
-EPYC without AVX-512, NumPy 2.4) they run at libm's scalar speed, 2.4 and 4.3 ns per element, so at Gemma 4's
-262,144 ids they were most of a step's analysis (256 rows: ~390 ms of a ~1.2 s step). The exp here is a
-Cody-Waite range reduction to |r| <= ln2 / 2 and a degree-6 polynomial: ~1 ns per element, within 1e-7
-relative of float64 `exp` (NumPy's: 2e-7). tanh uses it (1 - 2 / (e^2y + 1)), or an odd polynomial below
-0.625 where that would cancel. Exact to float32 rounding, like NumPy's, though not bit-equal to NumPy's; the same
-value gives the same bits wherever it sits (tested), so rows split over threads give one thread's bits.
+Why: NumPy's float32 `exp` and `tanh` are vectorised only on AVX-512 CPUs; elsewhere they run at libm's scalar
+speed, and at Gemma 4's 262,144 ids they were most of a step's analysis (bench/README.md, "host kernels"). The
+exp here is a Cody-Waite range reduction to |r| <= ln2 / 2 and a degree-6 polynomial, within 1e-7 relative of
+float64 `exp` (NumPy's: 2e-7). tanh uses it (1 - 2 / (e^2y + 1)), or an odd polynomial below 0.625 where that
+would cancel. Exact to float32 rounding, like NumPy's, though not bit-equal to NumPy's; the same value gives the
+same bits wherever it sits (tested), so rows split over threads give one thread's bits.
 
-Without Numba (it is a Linux dependency; a Python it does not support yet) or with DIFFUSION_CHAT_NO_NUMBA=1,
+Without Numba (the `cpu` extra installs it; a CUDA install or a Python it does not support yet has none),
 callers keep NumPy's functions (`available()` is False).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
 
@@ -34,7 +32,7 @@ except ImportError:  # pragma: no cover - Numba is a dependency on Linux
 
 
 def available() -> bool:
-    return numba is not None and not os.environ.get("DIFFUSION_CHAT_NO_NUMBA")
+    return numba is not None
 
 
 def _jit(function):
@@ -143,7 +141,7 @@ def swiglu(g: np.ndarray, up: np.ndarray) -> np.ndarray:
 
 # Flat loops: one compiled specialisation serves arrays of every rank (Numba compiles one per rank and layout).
 # In place, one array argument: a kernel given the same array as its x and its out is sent to its scalar version
-# by LLVM's run-time overlap check (measured: exp 5.5 and tanh 13 ns per element so, against 0.9 and 1.8 apart).
+# by LLVM's run-time overlap check (several times slower).
 @_kernel
 def _exp_self(x):
     for i in range(x.size):
@@ -156,8 +154,7 @@ def _tanh_self(x):
         x[i] = tanh32(x[i])
 
 
-# The gates in one pass, in the NumPy fallback's order of operations (~10 passes of ~0.3 ns per element each,
-# plus a Python call apiece: a [32, 256] expert block's GeGLU took ~100 us).
+# The gates in one pass, in the NumPy fallback's order of operations (which takes ten passes and ten Python calls).
 @_kernel
 def _geglu_flat(g, up, out):
     for i in range(g.size):
@@ -189,7 +186,7 @@ def softcapped(logits, inverse_cap, out_scale, out) -> None:
 
 @_kernel
 def _softcapped_flat(logits, inverse_cap, out_scale, out):
-    # One flat loop, not rows x vocabulary: ~12 % quicker (LLVM vectorises one long loop better than many)
+    # One flat loop, not rows x vocabulary: LLVM vectorises one long loop better than many
     for i in range(logits.size):
         out[i] = tanh32(logits[i] * inverse_cap) * out_scale
 
@@ -206,8 +203,8 @@ def exp_shifted(z, top, out):
 
 def warm_up() -> None:
     """Compile (or read from Numba's disk cache) the kernels in the forms the engine calls them, so that a model
-    load pays for it and not its first denoising step (measured: the demo's first answer 6.1 s right after an
-    install without this, 2.3 s later). Called by `engine.load` on the CPU; does nothing without Numba."""
+    load pays for it and not its first denoising step. Called by `engine.load` on the host path; does nothing
+    without Numba."""
     if not available():
         return
     rows = np.zeros((2, 8), np.float32)

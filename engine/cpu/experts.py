@@ -1,13 +1,12 @@
 """A MoE layer's routed experts, the whole block (gather, projections, gate, down projection, weighted sum) in
-NumPy when MLX runs on the CPU with float expert weights (the loader keeps them float32 there).
+NumPy, for MLX on the CPU with float expert weights (the loader keeps them float32 there).
 
 Why a whole block and not one op: on the CPU each expert sees only ~N*k/E rows (mid-size DiffusionGemma: ~32),
 so the block is a few dozen small matrix products. MLX's gather_mm is slow there, and doing each product as its
-own round trip pays the MLX <-> NumPy copies and an MLX sort/unsort twice per layer.
-Here the rows are copied out once, the experts are split across the host pool's threads (NumPy's single-threaded
-BLAS per thread: small products scale better across threads than inside one BLAS call), and one array comes back.
-Measured on 2 cores (256 tokens, top-4 of 32 experts, hidden 512, expert width 256; median of 60): 21-24 ms
-per layer before, 12-15 ms here (`bench/bench_denoise.py` has what that makes of a step).
+own round trip pays the MLX <-> NumPy copies and an MLX sort/unsort twice per layer. Here the rows are copied
+out once, the experts are split across the host pool's threads (NumPy's single-threaded BLAS per thread: small
+products scale better across threads than inside one BLAS call), and one array comes back (bench/README.md,
+"host experts").
 
 Within float rounding of the MLX path (other BLAS calls; the k slots are added in order, as MLX's sum adds
 them), and the same bits however many threads run it: each expert's products do not depend on the split.
@@ -20,8 +19,8 @@ from typing import Callable
 import mlx.core as mx
 import numpy as np
 
-from .. import host_pool
-from . import host_ops
+from . import pool
+from .ops import numpy_of
 
 # Below this many token-expert pairs one thread is quicker than handing parts to the pool.
 PARALLEL_MIN_PAIRS = 256
@@ -29,30 +28,28 @@ PARALLEL_MIN_PAIRS = 256
 Gate = Callable[[np.ndarray, np.ndarray], np.ndarray]  # (gate, up) -> activation, float32 NumPy arrays
 
 
-def _stacked(linear) -> np.ndarray | None:
-    """A SwitchLinear's [experts, out, in] weights as float32 NumPy (a view, no copy, when they are float32), or
-    None for quantized experts (MLX's gather_qmm reads their packed codes)."""
-    weight = getattr(linear, "weight", None)
-    if weight is None or "scales" in linear:
-        return None
-    return np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else host_ops.numpy_of(weight)
+def float_weights(*linears) -> bool:
+    """Whether these SwitchLinears hold float weights the host can read (quantized ones: MLX's gather_qmm reads
+    their packed codes)."""
+    return all(getattr(linear, "weight", None) is not None and "scales" not in linear for linear in linears)
+
+
+def _stacked(linear) -> np.ndarray:
+    """A SwitchLinear's [experts, out, in] weights as float32 NumPy (a view, no copy, when they are float32)."""
+    weight = linear.weight
+    return np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else numpy_of(weight)
 
 
 def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projections: tuple, down, gate: Gate,
-                   ) -> mx.array | None:
+                   ) -> mx.array:
     """sum_j weights[t, j] * down_e(gate(projections_e(x[t]))) for e = indices[t, j]: [N, H] -> [N, H] float32.
 
     `projections` is `(gate_up,)` (one stacked projection whose output halves are gate and up, DiffusionGemma)
-    or `(gate, up)` (LLaDA-2). Returns None where MLX must do it (not on the CPU, under a transformation,
-    quantized weights)."""
-    if not host_ops.host_enabled():
-        return None
+    or `(gate, up)` (LLaDA-2), all with `float_weights`."""
     stacked = [_stacked(p) for p in (*projections, down)]
-    if any(w is None for w in stacked):
-        return None
     *first, second = stacked
     mx.eval(x, indices, weights)   # one evaluation for the three copies below
-    rows = host_ops.numpy_of(x).reshape(-1, x.shape[-1])
+    rows = numpy_of(x).reshape(-1, x.shape[-1])
     chosen = np.array(indices).reshape(-1)
     top_k = indices.shape[-1]
     num_experts = second.shape[0]
@@ -64,8 +61,7 @@ def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projection
 
     def run(experts: list[int]) -> None:
         # Products as W @ rows.T, not rows @ W.T: OpenBLAS runs a few dozen rows against a stacked expert's
-        # [out, in] weight ~1.6x faster that way round (single thread, 32 x 512 @ 512 x 512: 78 against 48
-        # GFLOP/s), and the gate halves become contiguous blocks.
+        # [out, in] weight faster that way round, and the gate halves become contiguous blocks.
         for expert in experts:
             start, end = int(ends[expert] - counts[expert]), int(ends[expert])
             columns = gathered[start:end].T
@@ -77,12 +73,12 @@ def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projection
                 hidden = gate(first[0][expert] @ columns, first[1][expert] @ columns)
             out[start:end] = (second[expert] @ hidden).T
 
-    parts = host_pool.workers() if chosen.size >= PARALLEL_MIN_PAIRS else 1
-    host_pool.run_parts(run, _balanced(counts, parts))
+    parts = pool.workers() if chosen.size >= PARALLEL_MIN_PAIRS else 1
+    pool.run_parts(run, _balanced(counts, parts))
     per_slot = np.empty_like(out)
     per_slot[order] = out
     per_slot = per_slot.reshape(-1, top_k, second.shape[1])
-    w = host_ops.numpy_of(weights).reshape(-1, top_k, 1)
+    w = numpy_of(weights).reshape(-1, top_k, 1)
     total = per_slot[:, 0] * w[:, 0]
     for slot in range(1, top_k):           # the k slots added in order, like the MLX path's sum
         total += per_slot[:, slot] * w[:, slot]
