@@ -85,6 +85,9 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="largest image, decoded (default 16 MiB; larger: HTTP 413)")
     parser.add_argument("--max-queue", type=int, default=16, metavar="N",
                         help="requests waiting or running at most (default 16; more: HTTP 503)")
+    parser.add_argument("--max-batch", type=int, default=4, metavar="N",
+                        help="requests denoised together in one batched forward pass (default 4; "
+                             "1 = one after another)")
     add_sampler_flags(parser)
     return parser
 
@@ -101,7 +104,7 @@ def run_serve(argv: Sequence[str]) -> int:
         return fail("--model is required (a checkpoint folder or a Hugging Face id)")
     for flag_name, value in (("--port", args.port), ("--max-tokens-limit", args.max_tokens_limit),
                              ("--max-body-mb", args.max_body_mb), ("--max-image-mb", args.max_image_mb),
-                             ("--max-queue", args.max_queue)):
+                             ("--max-queue", args.max_queue), ("--max-batch", args.max_batch)):
         if value < (0 if flag_name == "--port" else 1) or (flag_name == "--port" and value > 65535):
             return fail(f"{flag_name} is out of range: {value:g}")
     from engine.serve.app import ServeOptions
@@ -113,7 +116,7 @@ def run_serve(argv: Sequence[str]) -> int:
     options = ServeOptions(api_key=args.api_key or os.environ.get("DIFFUSION_CHAT_API_KEY") or None, limits=limits,
                            max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings)
     try:
-        serve(args.model, args.host, args.port, options, max_queue=args.max_queue)
+        serve(args.model, args.host, args.port, options, max_queue=args.max_queue, max_batch=args.max_batch)
     except (LoadError, ServeError) as exc:
         return fail(str(exc))
     return 0
