@@ -9,9 +9,10 @@ event stream beside the `Step` events, and the value sent back is what `network.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Any, Generator, Iterator, Sequence
+from typing import TYPE_CHECKING, Any, Generator, Iterator, Sequence
 
-import mlx.core as mx
+if TYPE_CHECKING:   # the server's modules import this without loading MLX until the model loads
+    import mlx.core as mx
 
 
 @dataclass(frozen=True)
