@@ -52,3 +52,23 @@ def test_a_batched_pass_differs_per_request():
     first, second, *_ = _calls(network, seed=5)
     batched = forward_all(network, [first, second])
     assert not np.allclose(np.array(batched[0])[0, :5], np.array(batched[1])[0, :5])
+
+
+@pytest.mark.parametrize("folder", [CHECKPOINTS / "llada2", DEMO_ROOT / "llada2-demo"], ids=["random", "demo"])
+def test_llada2_blocks_of_several_requests_in_one_forward_equal_their_solo_logits(folder):
+    network = engine.load(str(folder)).network
+    rng = np.random.default_rng(4)
+    vocab = network.vocab_size
+    calls = []
+    for prompt, block in ((64, 32), (32, 32), (0, 16), (96, 32)):
+        cache = network.make_cache(32)
+        if prompt:
+            network.prefill(mx.array(rng.integers(0, vocab, (1, prompt)), dtype=mx.int32), cache, 32)
+        calls.append(DenoiseCall(mx.array(rng.integers(0, vocab, (1, block)), dtype=mx.int32), cache))
+    batched = forward_all(network, calls)
+    for together, call in zip(batched, calls):
+        alone = np.array(call.run(network))
+        together = np.array(together)
+        assert together.shape == alone.shape == (1, call.canvas.shape[1], vocab)
+        assert np.abs(together - alone).max() <= 1e-4 * float(np.abs(alone).max())
+        np.testing.assert_array_equal(together.argmax(-1), alone.argmax(-1))
