@@ -229,7 +229,9 @@ def concurrency_main(args) -> None:
                    "batched": start_server(path, "--max-batch", str(args.concurrency))}
         try:
             result = compare({name: url for name, (_, url) in servers.items()},
-                             bodies(args.concurrency, settings), args.reps)
+                             bodies(args.concurrency, settings), args.reps,
+                             {name: (lambda pid=process.pid: process_cpu_s(pid))
+                              for name, (process, _) in servers.items()})
         finally:
             for process, _ in servers.values():
                 process.terminate()

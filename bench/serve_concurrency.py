@@ -44,9 +44,11 @@ def one_stream(url: str, body: dict) -> tuple[str, int]:
     return text, tokens
 
 
-def concurrent_round(url: str, requests: list[dict]) -> dict:
-    """All requests at once, one thread each: wall time, total completion tokens, the answers."""
+def concurrent_round(url: str, requests: list[dict], cpu_s=lambda: None) -> dict:
+    """All requests at once, one thread each: wall time, the server's CPU seconds (`cpu_s()` before and after:
+    less shaken than wall time by other load on a shared machine), total completion tokens, the answers."""
     answers: list = [None] * len(requests)
+    cpu = cpu_s()
 
     def ask(index: int) -> None:
         answers[index] = one_stream(url, requests[index])
@@ -58,21 +60,29 @@ def concurrent_round(url: str, requests: list[dict]) -> dict:
     for thread in threads:
         thread.join()
     wall = time.perf_counter() - began
+    time.sleep(0.05)   # the server's last writes land in its CPU count
+    cpu = None if cpu is None else cpu_s() - cpu
     tokens = sum(answer[1] for answer in answers)
-    return {"wall_s": wall, "tokens": tokens, "tokens_per_s": tokens / wall, "answers": [a[0] for a in answers]}
+    return {"wall_s": wall, "cpu_s": cpu, "tokens": tokens, "tokens_per_s": tokens / wall,
+            "answers": [a[0] for a in answers]}
 
 
-def compare(urls: dict[str, str], requests: list[dict], reps: int) -> dict:
-    """Alternate the two servers `reps` times (after one warm-up each); medians and per-pair speedups."""
+def compare(urls: dict[str, str], requests: list[dict], reps: int, cpu_s: dict | None = None) -> dict:
+    """Alternate the two servers `reps` times (after one warm-up each); medians and per-pair speedups.
+    `cpu_s[name]()`: that server's CPU seconds so far."""
+    cpu_s = cpu_s or {}
     runs: dict[str, list[dict]] = {name: [] for name in urls}
     for name in urls:
         concurrent_round(urls[name], requests)
     for rep in range(reps):
         names = list(urls) if rep % 2 == 0 else list(urls)[::-1]
         for name in names:
-            runs[name].append(concurrent_round(urls[name], requests))
+            runs[name].append(concurrent_round(urls[name], requests, cpu_s.get(name, lambda: None)))
     pairs = [s["wall_s"] / b["wall_s"] for s, b in zip(runs["serialized"], runs["batched"])]
+    cpu_pairs = [s["cpu_s"] / b["cpu_s"] for s, b in zip(runs["serialized"], runs["batched"])
+                 if s["cpu_s"] and b["cpu_s"]]
     summary = {name: {"wall_s": round(statistics.median(r["wall_s"] for r in results), 3),
+                      "cpu_s": [None if r["cpu_s"] is None else round(r["cpu_s"], 1) for r in results],
                       "tokens_per_s": round(statistics.median(r["tokens_per_s"] for r in results), 2),
                       "tokens": results[0]["tokens"],
                       "wall_s_range": [round(min(r["wall_s"] for r in results), 2),
@@ -81,6 +91,7 @@ def compare(urls: dict[str, str], requests: list[dict], reps: int) -> dict:
     serial_answers, batch_answers = runs["serialized"][-1]["answers"], runs["batched"][-1]["answers"]
     return {**summary, "speedup_per_pair": [round(p, 3) for p in pairs],
             "speedup": round(statistics.median(pairs), 3),
+            "cpu_speedup_per_pair": [round(p, 3) for p in cpu_pairs],
             "answers_equal": sum(a == b for a, b in zip(serial_answers, batch_answers)),
             "answers": len(requests)}
 
