@@ -4,6 +4,7 @@ request's answer still its solo answer. Driven by the official `openai` client o
 from __future__ import annotations
 
 import threading
+import time
 
 import openai
 import pytest
@@ -113,3 +114,25 @@ def test_a_bad_request_in_a_batch_fails_alone():
 def test_max_batch_one_serves_one_request_at_a_time():
     assert worker_factory(1) is EngineWorker
     assert isinstance(worker_factory(3)(lambda event: None), BatchingWorker)
+
+
+def test_a_client_leaving_cancels_only_its_own_request(batch_sizes):
+    """One of two batched streams is closed after its first chunk: the other still gets its solo answer."""
+    body = {"messages": [{"role": "user", "content": "Morning!"}], "temperature": 0, "seed": 2, "max_tokens": 96}
+    folder = DEMO_ROOT / "diffusion-gemma-demo"
+    with serving(str(folder), make_worker=batching) as server:
+        name = server.bridge.info.name
+        leaving = client(server).chat.completions.create(
+            model=name, stream=True, messages=[{"role": "user", "content": "Many thanks!"}], max_tokens=256,
+            extra_body={"max_denoising_steps": 100000, "stability_threshold": 0, "confidence_threshold": 1e-9})
+        next(iter(leaving))                     # its request is running (for hours, unless cancelled)
+        staying = concurrently(server, name, [body])[0]
+        leaving.close()
+        deadline = time.monotonic() + 30
+        while server.bridge.queued and time.monotonic() < deadline:
+            time.sleep(0.05)
+        assert server.bridge.queued == 0, "the closed stream's request kept running"
+    solo = list(engine.generate(engine.load(str(folder)), messages=body["messages"],
+                                settings=Settings(temp=0.0, seed=2, max_tokens=96)))[-1]
+    assert staying == (solo.content, solo.finish_reason)
+    assert max(batch_sizes) == 2
