@@ -59,6 +59,7 @@ def test_the_openai_client_streams_what_generate_prints(serve_process, capsys):
     (["--model", DG, "--temp", "-1"], "--temp must be >= 0, got -1.0"),
     (["--model", DG, "--port", "70000"], "--port is out of range: 70000"),
     (["--model", DG, "--max-queue", "0"], "--max-queue is out of range: 0"),
+    (["--model", DG, "--max-batch", "0"], "--max-batch is out of range: 0"),
     (["--model", DG, "--bogus"], "unrecognized arguments: --bogus"),
     (["--model", str(CHECKPOINTS / "nowhere"), "--port", "0"], "not found"),
 ])

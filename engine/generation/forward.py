@@ -47,8 +47,8 @@ def answered(events: Generator, network) -> Iterator:
 
 
 def forward_all(network, calls: Sequence[DenoiseCall]) -> list[mx.array]:
-    """Each call's logits, in order: one batched forward where the network has one (`denoise_many`) and the
-    calls agree on their options' kind, else one pass per call."""
+    """Each call's logits, in order: one batched forward where the network has one (`denoise_many`), else one
+    pass per call."""
     if len(calls) == 1 or not hasattr(network, "denoise_many"):
         return [call.run(network) for call in calls]
     return network.denoise_many(calls)
