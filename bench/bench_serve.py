@@ -157,6 +157,8 @@ def main() -> None:
     parser.add_argument("--concurrency", type=int, default=0, metavar="N",
                         help="instead: N concurrent streams, batched (--max-batch N) vs serialized (--max-batch 1), "
                              "on the mid-size checkpoint by default (bench/serve_concurrency.py)")
+    parser.add_argument("--skip-logits", action="store_true",
+                        help="with --concurrency: leave out the in-process logit comparison")
     args = parser.parse_args()
     if args.concurrency:
         return concurrency_main(args)
@@ -223,7 +225,7 @@ def concurrency_main(args) -> None:
             path = write_random_dg_checkpoint(Path(scratch) / "mid-dg")   # MID_SIZE, canvas 256
         model = engine.load(path)
         settings = fixed_settings(args.steps, model.network.canvas_length * args.blocks)
-        logits = logit_differences(model, args.concurrency)
+        logits = None if args.skip_logits else logit_differences(model, args.concurrency)
         del model
         servers = {"serialized": start_server(path, "--max-batch", "1"),
                    "batched": start_server(path, "--max-batch", str(args.concurrency))}
