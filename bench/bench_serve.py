@@ -19,6 +19,8 @@ By default the checkpoint is a random DiffusionGemma written to a temp folder (b
 milliseconds a step on a laptop CPU); `--model` uses another.
 
 Usage: python bench/bench_serve.py [--model PATH] [--steps 12] [--blocks 2] [--reps 5]
+       python bench/bench_serve.py --concurrency 4 [--model PATH] [--steps 8] [--blocks 1] [--reps 3]
+       (total tokens/s of concurrent streams, batched vs serialized: bench/serve_concurrency.py)
 """
 
 from __future__ import annotations
@@ -37,6 +39,7 @@ from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
+sys.path.insert(0, str(REPO / "bench"))
 
 import httpx  # noqa: E402
 
@@ -106,9 +109,9 @@ def run_served(url: str, pid: int, settings: dict, frames: bool, expected_steps:
             "first_frame_ms": None if first_frame is None else 1000 * first_frame, "steps": steps}
 
 
-def start_server(model: Path) -> tuple[subprocess.Popen, str]:
-    process = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", "--model", str(model), "--port", "0"],
-                               cwd=REPO, stderr=subprocess.PIPE, text=True)
+def start_server(model: Path, *flags: str) -> tuple[subprocess.Popen, str]:
+    process = subprocess.Popen([sys.executable, "-m", "tui.cli", "serve", "--model", str(model), "--port", "0",
+                                *flags], cwd=REPO, stderr=subprocess.PIPE, text=True)
     deadline = time.monotonic() + 300
     while time.monotonic() < deadline:
         line = process.stderr.readline()
@@ -153,7 +156,14 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=12)
     parser.add_argument("--blocks", type=int, default=2)
     parser.add_argument("--reps", type=int, default=5)
+    parser.add_argument("--concurrency", type=int, default=0, metavar="N",
+                        help="instead: N concurrent streams, batched (--max-batch N) vs serialized (--max-batch 1), "
+                             "on the mid-size checkpoint by default (bench/serve_concurrency.py)")
+    parser.add_argument("--skip-logits", action="store_true",
+                        help="with --concurrency: leave out the in-process logit comparison")
     args = parser.parse_args()
+    if args.concurrency:
+        return concurrency_main(args)
 
     with tempfile.TemporaryDirectory() as scratch:
         path = args.model
@@ -203,6 +213,38 @@ def main() -> None:
         "frame": frame,
         "machine": f"{platform.system()} {platform.machine()}",
         **summary,
+    }, indent=2))
+
+
+def concurrency_main(args) -> None:
+    from serve_concurrency import bodies, compare, logit_differences
+
+    with tempfile.TemporaryDirectory() as scratch:
+        path = args.model
+        if path is None:
+            from random_checkpoint import write_random_dg_checkpoint
+
+            path = write_random_dg_checkpoint(Path(scratch) / "mid-dg")   # MID_SIZE, canvas 256
+        model = engine.load(path)
+        settings = fixed_settings(args.steps, model.network.canvas_length * args.blocks)
+        logits = None if args.skip_logits else logit_differences(model, args.concurrency)
+        del model
+        servers = {"serialized": start_server(path, "--max-batch", "1"),
+                   "batched": start_server(path, "--max-batch", str(args.concurrency))}
+        try:
+            result = compare({name: url for name, (_, url) in servers.items()},
+                             bodies(args.concurrency, settings), args.reps,
+                             {name: (lambda pid=process.pid: process_cpu_s(pid))
+                              for name, (process, _) in servers.items()})
+        finally:
+            for process, _ in servers.values():
+                process.terminate()
+                process.wait(10)
+    print(json.dumps({
+        "checkpoint": str(args.model or "random mid-size DiffusionGemma (bench/random_checkpoint.py MID_SIZE)"),
+        "concurrency": args.concurrency, "steps_per_block": args.steps, "blocks": args.blocks, "reps": args.reps,
+        "machine": f"{platform.system()} {platform.machine()}, {os.cpu_count()} CPUs",
+        **result, "logits": logits,
     }, indent=2))
 
 

@@ -28,6 +28,7 @@ def generate(
     progress=None,
     fill=None,
     record: bool = False,
+    batched: bool = False,
 ) -> Iterator[Event]:
     """Generate a reply.
 
@@ -45,6 +46,9 @@ def generate(
     when the template is filled, and `Finished.filled_spans` says where the fillings are. A fill has no
     thinking channel (`think` must be off).
     `record` attaches the generation's trajectory (engine.trajectory, bytes) to `Finished.trajectory`.
+    `batched` leaves the decoder passes to the caller: the stream then also yields
+    `engine.generation.forward.DenoiseCall`s, and the logits of each are sent back into it (a batch scheduler
+    answers several streams' calls with one forward). Not with `record`.
     """
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
     if threads.shutting_down():
@@ -69,18 +73,21 @@ def generate(
             raise InputError("images need chat messages, not prompt_ids")
     if not prompt_ids:
         raise InputError("the prompt is empty")
+    if batched and record:
+        raise InputError("a batched generation cannot be recorded")
     # Ended at its next event when the interpreter exits mid-generation (engine.threads explains the abort).
     return threads.stop_at_shutdown(_start(model, list(prompt_ids), settings, randomness, cancel, session,
-                                           progress, template, record, **extra))
+                                           progress, template, record, batched, **extra))
 
 
 def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel, session, progress=None,
-           template=None, record=False, pixel_values=None, token_type_ids=None):
+           template=None, record=False, batched=False, pixel_values=None, token_type_ids=None):
     """Everything a request is checked for happens here, once, before the first event and before any work: ids
     in the vocabulary, the family's settings, and prompt + max_tokens (or a fill's template) within the context
     (engine.context). The block loop (engine.generation.driver) then trusts them."""
     from .generation.common import stop_ids
     from .generation.driver import run
+    from .generation.forward import answered
     from .randomness import SeededRandomness
     from .replay import RecordingRandomness
     from .trajectory import TrajectoryRecorder
@@ -115,6 +122,9 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
                      model.tokenizer.eos_ids if model.tokenizer is not None else None)
     passes = None if progress is None else (lambda done, total: progress(Prefilling(done, total)))
     events = run(denoiser, prompt_ids, plan.max_tokens, stops, model.tokenizer, cancel, session, passes, canvas)
+    if batched:
+        return events
+    events = answered(events, network)
     if not record:
         return events
     recording = recorders[-1]

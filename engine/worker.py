@@ -168,6 +168,11 @@ class EngineWorker:
         self._commands.put(job)
         return job.id
 
+    def frame_for(self, job: int) -> Frame | None:
+        """The newest denoising frame if it is `job`'s (one slot: only the running job writes it)."""
+        frame = self.latest_frame
+        return frame if frame is not None and frame.job == job else None
+
     # ---- the engine thread ---------------------------------------------------------------------
 
     def _run(self) -> None:

@@ -59,6 +59,7 @@ def test_the_openai_client_streams_what_generate_prints(serve_process, capsys):
     (["--model", DG, "--temp", "-1"], "--temp must be >= 0, got -1.0"),
     (["--model", DG, "--port", "70000"], "argument --port: must be an integer in 0..65535, not '70000'"),
     (["--model", DG, "--max-queue", "0"], "argument --max-queue: must be an integer in 1..1048576, not '0'"),
+    (["--model", DG, "--max-batch", "0"], "argument --max-batch: must be an integer in 1..64, not '0'"),
     (["--model", DG, "--bogus"], "unrecognized arguments: --bogus"),
     (["--model", str(CHECKPOINTS / "nowhere"), "--port", "0"], "not found"),
 ])

@@ -100,6 +100,9 @@ def serve_parser() -> argparse.ArgumentParser:
                              "* = any); default: no CORS headers")
     # A server is configured by its command line only: the chat app's saved settings (config.toml) belong to
     # whoever runs the app, not to the clients of a server.
+    parser.add_argument("--max-batch", type=number(int, 1, 64), default=4, metavar="N",
+                        help="requests denoised together in one batched forward pass (default 4; "
+                             "1 = one after another)")
     add_sampler_flags(parser, left_out="left out = the checkpoint's generation_config (serve does not read the "
                                        "app's config.toml); each request may override them")
     return parser
@@ -128,7 +131,8 @@ def run_serve(argv: Sequence[str]) -> int:
                            max_body_bytes=int(args.max_body_mb * 2**20), defaults=settings,
                            cors_origins=tuple(args.cors))
     try:
-        serve(args.model, args.host, args.port, options, max_queue=args.max_queue, log_level=args.log_level)
+        serve(args.model, args.host, args.port, options, max_queue=args.max_queue, log_level=args.log_level,
+              max_batch=args.max_batch)
     except (LoadError, ServeError) as exc:
         return fail(str(exc))
     return 0

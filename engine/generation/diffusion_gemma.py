@@ -31,6 +31,7 @@ from ..images import image_runs
 from ..settings import Settings, check_temperature_schedule, specs_for
 from .common import first_set, is_cancelled
 from .driver import BlockOutcome, Prefilled
+from .forward import DenoiseCall
 from .fused import analyse
 from .sampling import confidence_transfer_mask, entropy_bound_mask, linear_temperature
 
@@ -262,8 +263,8 @@ class Denoiser:
             if is_cancelled(cancel):
                 return BlockOutcome([], k, "cancelled")
             cur_step = steps - k
-            logits = network.denoise(mx.array(canvas[None]), cache, self_conditioning=self_conditioning,
-                                     softcap=False)[0]
+            logits = (yield DenoiseCall(mx.array(canvas[None]), cache,
+                                        {"self_conditioning": self_conditioning, "softcap": False}))[0]
             temperature = linear_temperature(cur_step, steps, plan.t_min, plan.t_max)
             recorded = rng.proposals(length, block=block, step=k) if plan.temp != 0 else None
             uniforms = rng.uniform(length, block=block, step=k) if plan.temp != 0 and recorded is None else None

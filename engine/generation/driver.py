@@ -47,8 +47,10 @@ class Denoiser(Protocol):
     def block_length(self, remaining: int) -> int: ...
 
     def denoise_block(self, cache, block: int, length: int, prompt_tail: list[int], cancel,
-                      given: BlockFill | None = None) -> Generator[Step, None, BlockOutcome]:
-        """`given`: a fill template's fixed positions in this block, which start settled and never change."""
+                      given: BlockFill | None = None) -> Generator[Any, Any, BlockOutcome]:
+        """Yields `Step`s and, for each decoder pass, a `DenoiseCall` (engine.generation.forward) to which the
+        pass's logits are sent back. `given`: a fill template's fixed positions in this block, which start
+        settled and never change."""
         ...
 
     def fill_layout(self) -> tuple[int, bool, int | None]:
@@ -64,7 +66,8 @@ class Denoiser(Protocol):
 
 def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: frozenset[int], tokenizer, cancel,
         session, progress=None, fill: FillCanvas | None = None) -> Generator:
-    """The event stream of one generation (see engine.events for its order). With `fill`, the answer is that
+    """The event stream of one generation (see engine.events for its order), with the denoiser's
+    `DenoiseCall`s among the events for the caller to answer (engine.generation.forward). With `fill`, the answer is that
     template (engine.generation.fill_run): its blocks come from the template and it ends once filled.
     `progress(done, total)` hears of each encoder pass of a long prompt."""
     filling = FillRun(fill, denoiser, stops, tokenizer) if fill is not None else None
@@ -148,15 +151,18 @@ def run(denoiser: Denoiser, prompt_ids: list[int], max_tokens: int, stops: froze
                               filling.spans if filling is not None else None)
 
 
-def _noting_accepted(steps: Generator[Step, None, BlockOutcome], accepted: list[int]):
-    """Pass a block's `Step`s on unchanged, noting how many positions each accepted (for `BlockCommitted`)."""
+def _noting_accepted(steps: Generator, accepted: list[int]):
+    """Pass a block's `Step`s (and its `DenoiseCall`s, whose logits come back through `send`) on unchanged,
+    noting how many positions each step accepted (for `BlockCommitted`)."""
+    reply = None
     try:
         while True:
             try:
-                step = next(steps)
+                item = steps.send(reply)
             except StopIteration as done:
                 return done.value
-            accepted.append(step.newly_accepted)
-            yield step
+            if isinstance(item, Step):
+                accepted.append(item.newly_accepted)
+            reply = yield item
     finally:
         steps.close()  # a consumer that stops early closes the denoiser too

@@ -52,6 +52,7 @@ from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH
 from ..settings import Settings, specs_for
 from .common import first_set, is_cancelled
 from .driver import BlockOutcome, Prefilled
+from .forward import DenoiseCall
 from .fused import analyse
 from .sampling import select_transfer, threshold_schedule, transfer_schedule
 
@@ -237,7 +238,7 @@ class Denoiser:
                     break
             if is_cancelled(cancel):
                 return BlockOutcome([], step, "cancelled")
-            logits = network.denoise(mx.array(ids[None]), cache)[0]
+            logits = (yield DenoiseCall(mx.array(ids[None]), cache))[0]
             # One read of the logits (engine.generation.fused); a block's first step also checks them for NaN/Inf.
             analysis = propose(logits, plan, self.rng, block, step)
             if not analysis.finite:

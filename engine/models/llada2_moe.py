@@ -50,19 +50,30 @@ class Attention(nn.Module):
 
     def __call__(self, x: mx.array, layer_cache, mask, commit: bool) -> mx.array:
         batch, length, _ = x.shape
+        queries, keys, values = self.project_unrotated(x)
+        out = self.attend(queries, keys, values, layer_cache, mask, commit)
+        return self.dense(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
+
+    def project_unrotated(self, x: mx.array) -> tuple[mx.array, mx.array, mx.array]:
+        """Queries, keys and values [B, heads, T, D] before RoPE: every row on its own (batchable)."""
+        batch, length, _ = x.shape
         qkv = self.query_key_value(x).reshape(batch, length, self.num_heads + 2 * self.num_kv_heads, self.head_dim)
         queries, keys, values = mx.split(qkv, [self.num_heads, self.num_heads + self.num_kv_heads], axis=2)
         if self.use_qk_norm:
             queries, keys = self.query_layernorm(queries), self.key_layernorm(keys)
         queries, keys, values = (a.transpose(0, 2, 1, 3) for a in (queries, keys, values))
-        offset = 0 if layer_cache is None else layer_cache.offset
         ops.before_rope(queries, keys, values)
+        return queries, keys, values
+
+    def attend(self, queries: mx.array, keys: mx.array, values: mx.array, layer_cache, mask,
+               commit: bool) -> mx.array:
+        """RoPE at the cache's offset, then attention over the cached prefix and these keys: [B, heads, T, D]."""
+        offset = 0 if layer_cache is None else layer_cache.offset
         queries, keys = self._rope(queries, offset), self._rope(keys, offset)
         if layer_cache is not None:
             # Denoising steps read the prefix without storing the block: its tokens change every step.
             keys, values = layer_cache.update(keys, values) if commit else layer_cache.extended(keys, values)
-        out = ops.attention(queries, keys, values, scale=self.scale, mask=mask)
-        return self.dense(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
+        return ops.attention(queries, keys, values, scale=self.scale, mask=mask)
 
 
 class MLP(nn.Module):
@@ -282,6 +293,12 @@ class Network(nn.Module):
     def denoise(self, block_ids: mx.array, cache: PrefixCache) -> mx.array:
         """float32 logits [1, block, vocab] of the active block against the cached prefix (cache unchanged)."""
         return self.language_model(block_ids, cache)
+
+    def denoise_many(self, calls) -> list[mx.array]:
+        """Several requests' `denoise` in one forward (engine.models.llada2_batched)."""
+        from .llada2_batched import denoise_many
+
+        return denoise_many(self, calls)
 
     def commit(self, block_ids: mx.array, cache: PrefixCache) -> None:
         """Append a finished block's keys/values (recomputed: its tokens changed after the last step)."""

@@ -69,11 +69,11 @@ class Ticket:
             except asyncio.TimeoutError:
                 pass
         self.wake.clear()
-        frame = self.bridge.worker.latest_frame
+        frame = self.bridge.worker.frame_for(self.job)
         events = []
         while not self.events.empty():
             events.append(self.events.get())
-        return (frame if frame is not None and frame.job == self.job else None), events
+        return frame, events
 
 
 class EngineBridge:

@@ -16,6 +16,7 @@ import time
 from typing import Callable
 
 from .app import ServeOptions, create_app
+from .batch_worker import DEFAULT_MAX_BATCH, worker_factory
 from .bridge import EngineBridge, LoadError
 
 
@@ -99,11 +100,12 @@ def configure_logging(level: str) -> None:
 
 def serve(model_ref: str, host: str, port: int, options: ServeOptions, max_queue: int = 16,
           say: Callable[[str], None] = lambda line: print(line, file=sys.stderr, flush=True),
-          log_level: str = "info") -> None:
-    """Blocks until the server stops (Ctrl-C). Raises LoadError or ServeError (one line)."""
+          log_level: str = "info", max_batch: int = DEFAULT_MAX_BATCH) -> None:
+    """Blocks until the server stops (Ctrl-C). Raises LoadError or ServeError (one line). Up to `max_batch`
+    requests are denoised together (engine.serve.batch_worker; 1: one after another)."""
     configure_logging(log_level)
     sock = bind(host, port)
-    bridge = EngineBridge(max_queue=max_queue).start()
+    bridge = EngineBridge(worker_factory(max_batch), max_queue=max_queue).start()
     try:
         say(f"loading {model_ref}…")
         info = bridge.load(model_ref)

@@ -71,6 +71,11 @@ class Attention(nn.Module):
 
     def project(self, x: mx.array, offset: int) -> tuple[mx.array, mx.array, mx.array]:
         """Queries, keys and values [B, heads, T, D] for tokens at positions offset, offset+1, ..."""
+        queries, keys, values = self.project_unrotated(x)
+        return self.rope(queries, offset), self.rope(keys, offset), values
+
+    def project_unrotated(self, x: mx.array) -> tuple[mx.array, mx.array, mx.array]:
+        """`project` before RoPE: every row on its own, so the rows of several requests may share one call."""
         batch, length, _ = x.shape
 
         def heads(projected: mx.array, count: int) -> mx.array:
@@ -83,11 +88,17 @@ class Attention(nn.Module):
         # Values are RMS-normalised without a weight and never rotated.
         values = mx.fast.rms_norm(raw_values, None, self.eps).transpose(0, 2, 1, 3)
         ops.before_rope(queries, keys, values)
-        return self.rope(queries, offset), self.rope(keys, offset), values
+        return queries, keys, values
 
     def __call__(self, x: mx.array, kv: LayerKV, *, offset: int, key_start: int, mask, write: bool) -> mx.array:
         batch, length, _ = x.shape
         queries, keys, values = self.project(x, offset)
+        out = self.attend(queries, keys, values, kv, key_start=key_start, mask=mask, write=write)
+        return self.o_proj(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
+
+    def attend(self, queries: mx.array, keys: mx.array, values: mx.array, kv: LayerKV, *, key_start: int, mask,
+               write: bool) -> mx.array:
+        """Rotated queries against the cached keys from `key_start` and the new ones: [B, heads, T, D]."""
         if write:
             keys, values = kv.update(keys, values)
             keys, values = keys[:, :, key_start:], values[:, :, key_start:]
@@ -96,8 +107,7 @@ class Attention(nn.Module):
             values = mx.concatenate([kv.values[:, :, key_start:], values], axis=2)
 
         # The q/k norms take the place of 1/sqrt(d): the attention scale is 1.
-        out = ops.attention(queries, keys, values, scale=1.0, mask=mask)
-        return self.o_proj(out.transpose(0, 2, 1, 3).reshape(batch, length, -1))
+        return ops.attention(queries, keys, values, scale=1.0, mask=mask)
 
 
 class Router(nn.Module):
@@ -166,6 +176,10 @@ class DecoderLayer(nn.Module):
 
     def __call__(self, x: mx.array, kv: LayerKV, *, layer_scalar: mx.array, **attention) -> mx.array:
         h = x + self.post_attention_layernorm(self.self_attn(self.input_layernorm(x), kv, **attention))
+        return self.feed_forward(h, layer_scalar)
+
+    def feed_forward(self, h: mx.array, layer_scalar: mx.array) -> mx.array:
+        """The dense MLP and the routed experts after attention: every row on its own (batchable)."""
         dense = self.post_feedforward_layernorm_1(self.mlp(self.pre_feedforward_layernorm(h)))
         flat = h.reshape(-1, h.shape[-1])
         # The router reads the un-normalised residual; the experts read their own pre-norm.

@@ -219,6 +219,12 @@ class Network(nn.Module):
         cap = self.config.text_config.final_logit_softcapping
         return mx.tanh(logits / cap) * cap if cap and softcap else logits
 
+    def denoise_many(self, calls) -> list[mx.array]:
+        """Several requests' `denoise` in one forward (engine.models.diffusion_gemma.batched)."""
+        from .batched import denoise_many
+
+        return denoise_many(self, calls)
+
     @property
     def softcap(self) -> float | None:
         return self.config.text_config.final_logit_softcapping
