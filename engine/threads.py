@@ -89,16 +89,18 @@ _left = threading.Condition()
 
 def stop_at_shutdown(events):
     """`events` (a generation), which ends at its next event once the interpreter is exiting, releasing its
-    thread's MLX state first (MLX's exit teardown aborts on a stream a live thread still owns)."""
+    thread's MLX state first (MLX's exit teardown aborts on a stream a live thread still owns). A value sent in
+    (a batched generation's logits, engine.generation.forward) is passed on."""
     global _inside
     iterator = iter(events)
+    reply = None
     while True:
         with _left:
             if _shutting_down.is_set():
                 return
             _inside += 1
         try:
-            event = next(iterator)
+            event = next(iterator) if reply is None else iterator.send(reply)
             stopping = _shutting_down.is_set()
             if stopping:
                 release_this_thread()    # still counted as inside: the exit waits for this
@@ -110,7 +112,7 @@ def stop_at_shutdown(events):
                 _left.notify_all()
         if stopping:
             return
-        yield event
+        reply = yield event
 
 
 def shutting_down() -> bool:
