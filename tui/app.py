@@ -35,7 +35,7 @@ from engine.worker import EngineWorker
 from themes import DEFAULT_THEME, canvas_variable_defaults
 from themes.textual_themes import load_themes
 
-from .chat_session import ChatSession
+from .session import ChatSession
 from .commands import app_commands
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
@@ -130,11 +130,10 @@ class DiffusionChatApp(App):
         if self.store_error:
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
-        self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
-                                   think=self.options.think or self.config.think,
-                                   system_prompt=self.options.system_prompt, record=self.config.record_trajectories)
-        screen = ChatScreen(self.session)
-        self.session.view = screen
+        screen = ChatScreen(lambda view: ChatSession(
+            self.store, self.engine_worker, view, self.settings_for, think=self.options.think or self.config.think,
+            system_prompt=self.options.system_prompt, record=self.config.record_trajectories))
+        self.session = screen.session
         await self.push_screen(screen)
         screen.show_canvas_mode(self.config.canvas_mode)
         screen.show_system_prompt(self.session.system_prompt)
@@ -167,7 +166,8 @@ class DiffusionChatApp(App):
         """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
         if isinstance(self.engine_worker, RemoteBackend) and not self._switch_backend(None, None):
             return
-        self.model_info = self.session.model = None
+        self.model_info = None
+        self.session.set_model(None)
         self.model_ref = ref
         self._load_job = self.engine_worker.load_model(ref)
         self.chat.status_bar.set_model(None)
@@ -178,7 +178,8 @@ class DiffusionChatApp(App):
         thread, and the model it held, go."""
         if not self._switch_backend(url, api_key or self.options.api_key):
             return
-        self.model_info = self.session.model = None
+        self.model_info = None
+        self.session.set_model(None)
         self.model_ref = None  # a server is not saved as the model to load next time
         self._load_job = self.engine_worker.load_model(model)
         self.chat.status_bar.set_model(None)
@@ -197,7 +198,7 @@ class DiffusionChatApp(App):
             self.engine_worker = self._make_worker(self._post_event).start()
         else:
             self.engine_worker = self._make_remote(self._post_event, url, api_key).start()
-        self.session.backend = self.engine_worker
+        self.session.set_backend(self.engine_worker)
         return True
 
     def _picker(self) -> ModelPickerScreen | None:
@@ -236,7 +237,8 @@ class DiffusionChatApp(App):
             self.chat.show_activity(f"downloading {event.description} {share}")
         elif isinstance(event, ModelLoaded):
             self._load_job = None
-            self.model_info = self.session.model = event.info
+            self.model_info = event.info
+            self.session.set_model(event.info)
             if self.model_ref is not None:
                 self._set_config(model=self.model_ref)
             await self._show_model()
@@ -317,7 +319,7 @@ class DiffusionChatApp(App):
         """Whether answers record their denoising (saved; from the next answer)."""
         on = not self.config.record_trajectories
         self._set_config(record_trajectories=on)
-        self.session.record_trajectories = on
+        self.session.set_recording(on)
         self.notify(f"Recording the denoising {'on' if on else 'off'} (from the next answer).", markup=False)
 
     def set_canvas_mode(self, mode: str) -> None:

@@ -1,6 +1,6 @@
 """The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar.
 
-It renders and handles keys; the turn logic is `tui.chat_session.ChatSession`, for which this screen is the
+It renders and handles keys; the turn logic is `tui.session.ChatSession`, for which this screen is the
 `ChatView`. It never touches MLX: frames come from the backend's slot, read by the session on a 30 Hz timer
 while an answer is being written. Editing an earlier message happens in the prompt itself (a banner says
 so); what is typed there, `/image`, `/system` and `/fill` included, is handled by `tui.screens.prompt_commands`;
@@ -9,7 +9,7 @@ revise mode and the replay view by `tui.screens.diffusion_keys`.
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
 from textual import events, on, work
 from textual.app import ComposeResult
@@ -22,10 +22,10 @@ from engine.errors import EngineError
 from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
-from ..chat_session import ChatSession
-from ..conversation_path import Place
-from ..frame_pacer import FRAME_INTERVAL_S
-from ..store import Conversation, Message
+from ..session import ChatSession
+
+from ..session.frame_pacer import FRAME_INTERVAL_S
+from ..records import Conversation, Message, Place
 from ..widgets.attachments import AttachmentBar, AttachmentsChanged
 from ..widgets.canvas import TokenTexts
 from ..widgets.example_prompts import ExamplePrompts
@@ -63,9 +63,10 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         Binding("f1", "app.help", "Help"),
     ]
 
-    def __init__(self, session: ChatSession):
+    def __init__(self, make_session: Callable[["ChatScreen"], ChatSession]):
+        """`make_session(view)` builds the turn logic this screen shows (the screen is its `ChatView`)."""
         super().__init__()
-        self.session = session
+        self.session = make_session(self)
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
         self.editing: UserMessage | None = None   # the earlier message being edited in the prompt

@@ -15,7 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from ..revision_compare import compare
-from ..store import Revision
+from ..records import Revision
 
 
 class CompareScreen(ModalScreen[int | None]):

@@ -22,6 +22,14 @@ class DiffusionKeys:
         target.scroll_visible(animate=False)
         await target.action_revise()
 
+    async def on_assistant_message_revise_requested(self, event: AssistantMessage.ReviseRequested) -> None:
+        event.stop()
+        refusal = self.session.can_revise(event.widget.message_id)
+        if refusal is not None:
+            self.notify(refusal, markup=False)
+            return
+        await event.widget.enter_revise()
+
     async def on_span_selector_revise(self, event: SpanSelector.Revise) -> None:
         # (Textual's naming convention: an @on handler would not be found on a mixin)
         event.stop()

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from .records import Conversation, Revision
+from ..records import Conversation, Revision
 
 _STOPPED = {"cancelled": "*(cancelled)*", "error": "*(stopped by an error)*"}
 
