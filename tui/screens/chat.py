@@ -11,14 +11,13 @@ from __future__ import annotations
 
 from typing import Callable, Mapping, Sequence
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TextArea
 
-from engine.errors import EngineError
 from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
@@ -26,6 +25,7 @@ from ..session import ChatSession
 
 from ..session.frame_pacer import FRAME_INTERVAL_S
 from ..records import Conversation, Message, Place
+from ..widgets.answer_text import SpanSelector
 from ..widgets.attachments import AttachmentBar, AttachmentsChanged
 from ..widgets.canvas import TokenTexts
 from ..widgets.example_prompts import ExamplePrompts
@@ -38,12 +38,9 @@ from ..widgets.transcript import Transcript
 from .compare import CompareScreen
 from .diffusion_keys import DiffusionKeys
 from .prompt_commands import PromptCommands
+from .prompt_count import PromptCounter
 
-# Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
-COUNT_DEBOUNCE_S = 0.3
-
-
-class ChatScreen(PromptCommands, DiffusionKeys, Screen):
+class ChatScreen(Screen):
     BINDINGS = [
         # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
         Binding("escape", "cancel_generation", "Cancel"),
@@ -67,12 +64,13 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         """`make_session(view)` builds the turn logic this screen shows (the screen is its `ChatView`)."""
         super().__init__()
         self.session = make_session(self)
+        self.commands = PromptCommands(self)       # what Enter does with the prompt, attachments, editing
+        self.diffusion_keys = DiffusionKeys(self)  # revise mode and replay
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
         self.editing: UserMessage | None = None   # the earlier message being edited in the prompt
         self.shown_model: ModelInfo | None = None
-        self._count_timer = None
-        self._count_request = 0     # the newest count asked for; older results are dropped
+        self.counter = PromptCounter(self)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -150,6 +148,44 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
 
     def action_toggle_sampler(self) -> None:
         self.query_one(SamplerPanel).toggle_class("-open")
+
+    # ---- the prompt and the diffusion keys (their collaborators act) --------------------------------------
+
+    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        await self.commands.submitted(event)
+
+    def on_prompt_input_completions(self, event: PromptInput.Completions) -> None:
+        self.commands.completions(event)
+
+    def on_user_message_edit_requested(self, event: UserMessage.EditRequested) -> None:
+        self.commands.edit_requested(event)
+
+    def attach(self, path: str) -> bool:
+        return self.commands.attach(path)
+
+    def stop_editing(self, clear: bool = False) -> None:
+        self.commands.stop_editing(clear)
+
+    def action_edit_last_message(self) -> None:
+        self.commands.edit_last_message()
+
+    def action_attach_image(self) -> None:
+        self.commands.attach_image()
+
+    def action_system_prompt(self) -> None:
+        self.commands.system_prompt()
+
+    async def action_revise_answer(self) -> None:
+        await self.diffusion_keys.revise_answer()
+
+    async def on_assistant_message_revise_requested(self, event: AssistantMessage.ReviseRequested) -> None:
+        await self.diffusion_keys.revise_requested(event)
+
+    async def on_span_selector_revise(self, event: SpanSelector.Revise) -> None:
+        await self.diffusion_keys.revise(event)
+
+    def action_replay(self) -> None:
+        self.diffusion_keys.replay()
 
     # ---- ChatView: what the session asks for --------------------------------------------------------------
 
@@ -239,38 +275,7 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
     @on(AttachmentsChanged)
     def recount(self) -> None:
         """Count the next turn's prompt (history + what is typed + attachments) once typing pauses."""
-        if self._count_timer is not None:
-            self._count_timer.stop()
-        self._count_timer = self.set_timer(COUNT_DEBOUNCE_S, self._count_now)
-
-    def _count_now(self) -> None:
-        model = self.session.model
-        if model is None or model.count_tokens is None or not model.context_length:
-            self.token_count.show(None, None)
-            return
-        self._count_request += 1
-        messages = self.session.draft_messages(self.prompt.value, [a.path for a in self.attachments.attachments])
-        self._count_in_thread(model, messages, self.session.think, self._count_request)
-
-    @work(thread=True, exclusive=True, group="token-count")
-    def _count_in_thread(self, model: ModelInfo, messages: list[dict], think: bool, request: int) -> None:
-        """The tokenizer runs here, never on the UI thread (a pasted book takes seconds to tokenize)."""
-        try:
-            tokens = model.count_tokens(messages, think)
-        except EngineError:
-            tokens = None  # e.g. nothing typed yet in a new conversation: the template has no user turn
-        try:
-            self.app.call_from_thread(self._show_count, model, tokens, request)
-        except RuntimeError:
-            pass  # the app closed while counting
-
-    def _show_count(self, model: ModelInfo, tokens: int | None, request: int) -> None:
-        if request != self._count_request or model is not self.session.model:
-            return  # a newer count is on its way, or the model changed
-        if tokens is None and not self.prompt.value.strip() and not self.session.history:
-            tokens = 0
-        over = tokens is not None and self.session.context_verdict(model, tokens) is not None
-        self.token_count.show(tokens, model.context_length, over)
+        self.counter.recount()
 
     # ---- keys: answers, revisions, branches ---------------------------------------------------------------
 
