@@ -194,8 +194,7 @@ class EngineWorker:
             release_this_thread()
 
     def _run_load(self, job: _LoadJob) -> None:
-        self._model = None
-        self._sessions.clear()  # prefix caches belong to the old model
+        # The model that works stays until the new one is ready: a bad path or a failed download keeps it.
         if job.cancel.is_set():
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
@@ -219,6 +218,7 @@ class EngineWorker:
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
         self._model = model
+        self._sessions.clear()  # prefix caches belong to the old model
         self._notify(ModelLoaded(job.id, info))
 
     def _run_generation(self, job: _GenerateJob) -> None:
