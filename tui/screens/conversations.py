@@ -8,7 +8,7 @@ from typing import Awaitable, Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -46,7 +46,7 @@ class ConversationsScreen(ModalScreen[int | None]):
         self.focus_search = focus_search
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="conversations"):
+        with VerticalScroll(classes="dialog", id="conversations"):
             yield Static("Conversations", classes="dialog-title")
             yield Input(placeholder="Search all messages and titles…", id="conversation-search")
             yield OptionList(id="conversation-list")

@@ -14,7 +14,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -117,8 +117,15 @@ class ModelPickerScreen(ModalScreen[None]):
         self.choices: list[ModelChoice] = [*demo_choices(), connect_choice(), *download_choices([])]
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="model-picker"):
+        # Scrolls to the focused control when the terminal is short; the load's status and errors sit at the
+        # top, where the eye is.
+        with VerticalScroll(classes="dialog", id="model-picker"):
             yield Static("Choose a model", classes="dialog-title")
+            yield Static(self.initial_message, id="load-status", markup=False,
+                         classes="-error" if self.initial_message else "")
+            progress = ProgressBar(id="load-progress", show_eta=False)
+            progress.display = False
+            yield progress
             yield OptionList(*self._options(), id="model-choices")
             yield Static("Scanning the Hugging Face cache…", id="cache-status", classes="dialog-hint")
             yield Input(placeholder="…or a checkpoint folder / Hugging Face id (org/name)", id="model-ref",
@@ -126,12 +133,9 @@ class ModelPickerScreen(ModalScreen[None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Load", variant="primary", id="load")
                 yield Button("Cancel", id="cancel")
-            progress = ProgressBar(id="load-progress", show_eta=False)
-            progress.display = False
-            yield progress
-            yield Static(self.initial_message, id="load-status", markup=False)
 
     def on_mount(self) -> None:
+        self.query_one("#load-status").display = bool(self.initial_message)
         self.query_one(OptionList).focus()
         self._scan_cache()
 
@@ -229,6 +233,9 @@ class ModelPickerScreen(ModalScreen[None]):
         status = self.query_one("#load-status", Static)
         status.remove_class("-error")
         status.update(text)
+        status.display = bool(text)
+        if text:
+            status.scroll_visible(animate=False)
 
     def action_cancel(self) -> None:
         if self.loading:

@@ -41,6 +41,7 @@ class ChatSession:
         self._backend = backend
         self._model: ModelInfo | None = None
         self._record = record   # requests ask the engine for the trajectory, saved with the answer
+        self._loading: str | None = None   # what is loading, while a new model (or server) gets ready
         self.conversation = ConversationState(think=think, system_prompt=system_prompt)
         self.writer = AnswerWriter(store, view, self.conversation, clock=clock, cpu_clock=cpu_clock)
         self.navigation = Navigation(store, view, self.conversation, lambda: self.writer.generation)
@@ -50,6 +51,11 @@ class ChatSession:
     def set_model(self, model: ModelInfo | None) -> None:
         """The model the next turn is written with (None: none loaded, nothing can be sent)."""
         self._model = model
+
+    def set_loading(self, what: str | None) -> None:
+        """A new model is loading (`what`, e.g. "loading org/name…"): nothing is sent until it is ready or
+        failed (None); the current model stays meanwhile."""
+        self._loading = what
 
     def set_backend(self, backend: Backend) -> None:
         self._backend = backend
@@ -219,6 +225,8 @@ class ChatSession:
         model = self.model
         if self.generation is not None:
             self.view.notify("An answer is still being written; Esc cancels it.", "warning")
+        elif self._loading is not None:
+            self.view.notify(f"Wait until the model is ready ({self._loading}).", "warning")
         elif model is None:
             self.view.notify("No model is loaded: choose one with ctrl+l.", "warning")
         elif images and not model.supports_images:

@@ -1,0 +1,150 @@
+"""The everyday path (issue 24) at 80×24 and 100×30: a failed load keeps the working model and says why where
+the eye is, every dialog fits or scrolls to its focused control, and the first load says what it does."""
+
+from __future__ import annotations
+
+import dataclasses
+import shutil
+import socket
+
+import pytest
+from textual.widgets import Input
+
+from serve_helpers import serving
+from tui_helpers import CHECKPOINTS, QUICK, app_env, make_app, notices, send, wait_for, wait_for_answer, wait_for_model  # noqa: F401
+from engine.settings import Settings
+from tui.app import AppOptions, DiffusionChatApp
+from tui.config import load_config, save_config
+from tui.screens.model_picker import ModelPickerScreen
+
+SIZES = [(80, 24), (100, 30)]
+
+
+def shown_whole(widget) -> bool:
+    """The widget is drawn, unclipped, inside the screen (not scrolled away, not below the terminal's edge)."""
+    region, screen = widget.region, widget.screen.region
+    return widget.display and region.height > 0 and screen.contains_region(region) and \
+        all(ancestor.content_region.contains_region(region) for ancestor in widget.ancestors
+            if getattr(ancestor, "is_scrollable", False) and ancestor is not widget.screen)
+
+
+def closed_port() -> int:
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        return probe.getsockname()[1]
+
+
+async def _picker(pilot) -> ModelPickerScreen:
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelPickerScreen), "the model picker")
+    return pilot.app.screen
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_bad_path_keeps_the_working_model_and_shows_why_at_the_top(app_env, size):
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await wait_for_model(pilot)
+        working = app.model_info
+        await pilot.press("ctrl+l")
+        picker = await _picker(pilot)
+        field = picker.query_one("#model-ref", Input)
+        field.focus()
+        field.value = "/tmp/nonexistent-model"
+        await pilot.press("enter")
+        status = picker.query_one("#load-status")
+        await wait_for(pilot, lambda: "not found" in str(status.render()), "the error")
+        await pilot.pause()
+        assert shown_whole(status), (status.region, size)
+        assert any("not found" in notice and working.name in notice for notice in notices(app))
+        assert app.model_info is working and app.session.model is working
+        assert app.chat.status_bar.model == working.name
+        await pilot.press("escape")
+        await send(pilot, "still there?")
+        await wait_for_answer(pilot)
+
+
+async def test_a_closed_port_keeps_the_local_model(app_env):
+    app = make_app()
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        worker, working = app.engine_worker, app.model_info
+        app.connect(f"http://127.0.0.1:{closed_port()}")
+        await wait_for(pilot, lambda: any("cannot use" in notice for notice in notices(app)), "the refusal")
+        assert app.engine_worker is worker and app.session.backend is worker and app.model_info is working
+        await send(pilot, "local still")
+        await wait_for_answer(pilot)
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_wrong_api_key_at_start_says_so_in_the_picker(app_env, size):
+    with serving("dg_text", api_key="right") as server:
+        app = DiffusionChatApp(AppOptions(server=server.url, api_key="wrong"))
+        async with app.run_test(size=size) as pilot:
+            picker = await _picker(pilot)
+            status = picker.query_one("#load-status")
+            await pilot.pause()
+            assert "API key" in str(status.render()) and shown_whole(status)
+            assert any("API key" in notice for notice in notices(app))
+
+
+async def test_a_relative_model_folder_is_saved_as_an_absolute_path(app_env):
+    shutil.copytree(CHECKPOINTS / "dg_text", app_env / "models" / "dg_text")
+    app = DiffusionChatApp(AppOptions(model="models/dg_text", settings=Settings(**QUICK)))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+    assert load_config().config.model == str((app_env / "models" / "dg_text").resolve())
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_saved_model_that_cannot_load_says_so_and_offers_the_picker(app_env, size):
+    loaded = load_config()
+    save_config(dataclasses.replace(loaded.config, model=str(app_env / "moved-away")), loaded.path)
+    app = DiffusionChatApp(AppOptions())
+    async with app.run_test(size=size) as pilot:
+        picker = await _picker(pilot)
+        status = picker.query_one("#load-status")
+        await wait_for(pilot, lambda: "The last model" in str(status.render()), "the reason")
+        await pilot.pause()
+        assert "moved-away" in str(status.render()) and shown_whole(status)
+
+
+async def _open_picker(pilot):
+    await pilot.press("ctrl+l")
+
+
+async def _open_connect(pilot):
+    await pilot.press("ctrl+l")
+    picker = await _picker(pilot)
+    picker.ask_server()
+
+
+MODALS = {
+    "picker": _open_picker,
+    "connect": _open_connect,
+    "image path": lambda pilot: pilot.press("ctrl+f"),
+    "conversation list": lambda pilot: pilot.press("ctrl+o"),
+    "compare": lambda pilot: pilot.press("ctrl+k"),
+    "help": lambda pilot: pilot.press("f1"),
+}
+
+
+@pytest.mark.parametrize("modal", list(MODALS))
+async def test_every_dialog_fits_or_scrolls_to_its_focused_control_at_80x24(app_env, modal):
+    app = make_app()
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "a first question")
+        await wait_for_answer(pilot)
+        chat = app.screen
+        await MODALS[modal](pilot)
+        await wait_for(pilot, lambda: app.screen is not chat and app.screen.focused is not None and not (
+            modal == "connect" and isinstance(app.screen, ModelPickerScreen)), "the dialog")
+        dialog = app.screen
+        seen = set()
+        for _ in range(8):   # Tab through every control: each one, once focused, is drawn whole
+            await pilot.pause()
+            focused = dialog.focused
+            assert focused is not None and shown_whole(focused), (modal, focused, focused.region)
+            seen.add(focused)
+            await pilot.press("tab")
+        assert modal == "help" or len(seen) >= 2
