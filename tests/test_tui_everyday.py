@@ -8,7 +8,7 @@ import shutil
 import socket
 
 import pytest
-from textual.widgets import Input
+from textual.widgets import Button, Input, Select, Switch
 
 from serve_helpers import serving
 from tui_helpers import CHECKPOINTS, QUICK, app_env, make_app, notices, send, wait_for, wait_for_answer, wait_for_model  # noqa: F401
@@ -16,6 +16,7 @@ from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp
 from tui.config import load_config, save_config
 from tui.screens.model_picker import ModelPickerScreen
+from tui.widgets.sampler_panel import SamplerPanel
 
 SIZES = [(80, 24), (100, 30)]
 
@@ -147,4 +148,60 @@ async def test_every_dialog_fits_or_scrolls_to_its_focused_control_at_80x24(app_
             assert focused is not None and shown_whole(focused), (modal, focused, focused.region)
             seen.add(focused)
             await pilot.press("tab")
-        assert modal == "help" or len(seen) >= 2
+        assert len(seen) == min(8, len(dialog.focus_chain))   # every control was reached
+
+
+# ---- the sampler panel ---------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_bad_sampler_value_shows_under_its_field_and_the_turn_says_what_it_used(app_env, size):
+    app = make_app()
+    async with app.run_test(size=size) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+b")
+        panel = app.chat.query_one(SamplerPanel)
+        steps = panel.query_one("#setting-max_denoising_steps", Input)
+        steps.focus()
+        await pilot.press("a", "b", "c")
+        await pilot.pause()
+        error = panel.query_one("#error-max_denoising_steps")
+        assert "got 'abc'" in str(error.render()) and shown_whole(error)
+        assert steps.region.bottom <= error.region.y <= steps.region.bottom + 1   # right under its field
+        await send(pilot, "hi")
+        await wait_for_answer(pilot)
+        assert any("'abc' is not valid, used 6" in notice for notice in notices(app)), notices(app)
+        # Esc in the panel closes it and goes back to the message box.
+        steps.focus()
+        await pilot.press("escape")
+        await pilot.pause()
+        assert not panel.has_class("-open") and app.chat.focused is app.chat.prompt
+
+
+async def test_every_sampler_control_shows_its_focus_and_the_panel_scrolls_to_it(app_env):
+    app = make_app()
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+b")
+        panel = app.chat.query_one(SamplerPanel)
+        controls = [w for w in panel.query("Select, Switch, Input, Button") if w.focusable]
+        assert any(isinstance(w, Switch) for w in controls) and any(isinstance(w, Select) for w in controls)
+        for control in controls:
+            unfocused = control.styles.background
+            control.focus()
+            await pilot.pause()
+            assert shown_whole(control), control
+            if isinstance(control, (Select, Switch, Button)):
+                assert control.styles.background != unfocused, control
+
+
+async def test_the_message_box_keeps_40_columns_at_80_with_the_panel_open(app_env):
+    app = make_app()
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert app.chat.prompt.outer_size.width >= 40 and shown_whole(app.chat.token_count)
+        await pilot.press("ctrl+b")
+        await pilot.pause()
+        assert app.chat.prompt.outer_size.width >= 55   # closed: side by side again

@@ -41,7 +41,7 @@ class CompareScreen(ModalScreen[int | None]):
         self.table = compare(self.revisions, shown, defaults)
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog", id="compare"):
+        with VerticalScroll(can_focus=False, classes="dialog", id="compare"):
             count = len(self.revisions)
             yield Static(f"Revisions of this answer ({count})", classes="dialog-title", markup=False)
             table = DataTable(cursor_type="column", zebra_stripes=True, id="compare-table")

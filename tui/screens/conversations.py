@@ -46,7 +46,7 @@ class ConversationsScreen(ModalScreen[int | None]):
         self.focus_search = focus_search
 
     def compose(self) -> ComposeResult:
-        with VerticalScroll(classes="dialog", id="conversations"):
+        with VerticalScroll(can_focus=False, classes="dialog", id="conversations"):
             yield Static("Conversations", classes="dialog-title")
             yield Input(placeholder="Search all messages and titles…", id="conversation-search")
             yield OptionList(id="conversation-list")

@@ -119,7 +119,7 @@ class ModelPickerScreen(ModalScreen[None]):
     def compose(self) -> ComposeResult:
         # Scrolls to the focused control when the terminal is short; the load's status and errors sit at the
         # top, where the eye is.
-        with VerticalScroll(classes="dialog", id="model-picker"):
+        with VerticalScroll(can_focus=False, classes="dialog", id="model-picker"):
             yield Static("Choose a model", classes="dialog-title")
             yield Static(self.initial_message, id="load-status", markup=False,
                          classes="-error" if self.initial_message else "")

@@ -14,6 +14,7 @@ from engine.errors import InputError
 from ..widgets.attachments import inspect_attachment
 from ..widgets.messages import UserMessage
 from ..widgets.prompt import FILL_COMMAND, IMAGE_COMMAND, SYSTEM_COMMAND, PathSuggester, PromptInput
+from ..widgets.sampler_panel import SamplerPanel
 from .dialogs import TextPromptScreen
 
 EDIT_BANNER = ("Editing an earlier message: Enter sends it as a new branch from there (the old branch stays; "
@@ -66,8 +67,19 @@ class PromptCommands:
         attachments = self.screen.attachments.attachments
         paths, labels = [a.path for a in attachments], [a.label for a in attachments]
         if self.screen.editing is not None:
-            return await self.screen.session.resend(self.screen.editing.message_id, text, paths, labels)
-        return await self.screen.session.send(text, paths, labels)
+            sent = await self.screen.session.resend(self.screen.editing.message_id, text, paths, labels)
+        else:
+            sent = await self.screen.session.send(text, paths, labels)
+        if sent:
+            self.say_unused_values()
+        return sent
+
+    def say_unused_values(self) -> None:
+        """A turn sent while a sampler field holds an invalid value: say which value it used instead."""
+        unused = self.screen.query_one(SamplerPanel).unused_values()
+        if unused:
+            self.screen.notify("Sent with the last valid settings — " + "; ".join(unused) +
+                               " (fix it in the sampler panel, ctrl+b).", severity="warning", timeout=10)
 
     async def send_fill(self, text: str) -> bool:
         """`/fill TEXT`: a new turn answered by TEXT with its holes filled."""
