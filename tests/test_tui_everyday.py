@@ -205,3 +205,34 @@ async def test_the_message_box_keeps_40_columns_at_80_with_the_panel_open(app_en
         await pilot.press("ctrl+b")
         await pilot.pause()
         assert app.chat.prompt.outer_size.width >= 55   # closed: side by side again
+
+
+# ---- the token counter -----------------------------------------------------------------------------------
+
+
+def count_shown(app) -> tuple[int, int]:
+    tokens, _, context, _ = str(app.chat.token_count.render()).replace(",", "").split(" ", 3)
+    return int(tokens), int(context)
+
+
+async def test_the_token_count_follows_new_chats_opened_chats_and_model_switches(app_env):
+    app = make_app()
+
+    def expected() -> int:   # the next turn's prompt as the engine would count it, nothing typed
+        return app.model_info.count_tokens(app.session.draft_messages(""), app.session.think)
+
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "count these words please")
+        await wait_for_answer(pilot)
+        conversation = app.session.conversation_id
+        with_history = expected()
+        await wait_for(pilot, lambda: count_shown(app)[0] == with_history, "the count of the conversation")
+        await pilot.press("ctrl+n")
+        await wait_for(pilot, lambda: count_shown(app)[0] == 0, "the new chat's count")   # nothing to send yet
+        await app._open_conversation(conversation)
+        await wait_for(pilot, lambda: count_shown(app)[0] == with_history, "the opened chat's count")
+        app.load_model(str(CHECKPOINTS / "llada2"))
+        await wait_for(pilot, lambda: app.model_info.name == "llada2", "the other model")
+        await wait_for(pilot, lambda: count_shown(app) == (expected(), app.model_info.context_length),
+                       "its count and context")

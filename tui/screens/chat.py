@@ -256,6 +256,7 @@ class ChatScreen(Screen):
         messages = conversation.messages if conversation is not None else ()
         self.prompt.set_history([m.content for m in messages if m.role == "user"])
         self.prompt.focus()
+        self.recount()   # another conversation: another prompt to count
 
     def show_system_prompt(self, text: str | None) -> None:
         self.transcript.show_system_prompt(text)
@@ -276,6 +277,7 @@ class ChatScreen(Screen):
 
     def show_thinking(self, on: bool) -> None:
         self.status_bar.set_thinking(on)
+        self.recount()   # the template counts the thinking switch too
 
     def show_title(self, title: str) -> None:
         self.title = title
