@@ -11,11 +11,14 @@ import pytest
 from textual.widgets import Button, Input, Select, Switch
 
 from serve_helpers import serving
-from tui_helpers import CHECKPOINTS, QUICK, app_env, make_app, notices, send, wait_for, wait_for_answer, wait_for_model  # noqa: F401
+from tui_helpers import (CHECKPOINTS, QUICK, ScriptedAnswer, app_env, make_app, notices,  # noqa: F401 (app_env)
+                         scripted_block, scripted_worker, send, wait_for, wait_for_answer, wait_for_model)
 from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp
 from tui.config import load_config, save_config
 from tui.screens.model_picker import ModelPickerScreen
+from tui.screens.help import HELP
+from tui.widgets.messages import AssistantMessage
 from tui.widgets.sampler_panel import SamplerPanel
 
 SIZES = [(80, 24), (100, 30)]
@@ -236,3 +239,38 @@ async def test_the_token_count_follows_new_chats_opened_chats_and_model_switches
         await wait_for(pilot, lambda: app.model_info.name == "llada2", "the other model")
         await wait_for(pilot, lambda: count_shown(app) == (expected(), app.model_info.context_length),
                        "its count and context")
+
+
+# ---- thinking ----------------------------------------------------------------------------------------------
+
+
+async def test_thinking_on_with_a_model_that_gives_none_says_so(app_env):
+    script = ScriptedAnswer([scripted_block(0, content="Plain answer. ")])
+    app = make_app("dg_text", make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+t")
+        await send(pilot, "think about it")
+        script.advance()
+        await wait_for_answer(pilot)
+        assert any("No reasoning from this model" in notice for notice in notices(app)), notices(app)
+
+
+async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
+    script = ScriptedAnswer([scripted_block(0, reasoning="Think first."), scripted_block(1, content="Then answer.")])
+    app = make_app("dg_text", think=True, make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "think")
+        script.advance()
+        script.advance()
+        await wait_for_answer(pilot)
+        answer = app.chat.query_one(AssistantMessage)
+        assert answer.thinking.collapsed
+        await pilot.press("ctrl+up")   # the answer takes the focus
+        await wait_for(pilot, lambda: app.chat.focused is answer, "the answer's focus")
+        await pilot.press("t")
+        assert not answer.thinking.collapsed
+        await pilot.press("t")
+        assert answer.thinking.collapsed
+        assert "| t | | open / close its Thinking pane |" in HELP

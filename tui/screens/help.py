@@ -46,6 +46,7 @@ On a focused message:
 | [ / ] | previous / next branch (the edits sent at that place) | previous / next revision |
 | y / c / r | | copy the answer / its next code block / its reasoning |
 | v | | revise mode (the last answer): choose a span of it to write again in place |
+| t | | open / close its Thinking pane |
 
 In **revise mode** (keys of their own; `r` there re-denoises instead of copying the reasoning):
 

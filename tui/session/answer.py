@@ -35,6 +35,7 @@ class AnswerWriter:
         self.store, self.view, self.state = store, view, state
         self.clock, self.cpu_clock = clock, cpu_clock
         self.generation: Generation | None = None
+        self.said_no_reasoning = False   # once per switch of thinking: the model gave none
 
     def start(self, backend: Backend, model: ModelInfo, request: GenerationRequest, answer: Any,
               revision_of: int | None = None, fill_kind: FillKind | None = None) -> None:
@@ -44,6 +45,7 @@ class AnswerWriter:
         now = self.clock()
         self.generation = Generation(job, request.conversation, answer, settings, budget, started_at=now,
                                      revision_of=revision_of, fill_kind=fill_kind, frames=model.frames,
+                                     think=request.think,
                                      pacer=FramePacer(now, self.cpu_clock()))
         self.view.show_activity("reading the prompt…")
         if request.fill is not None:
@@ -132,6 +134,9 @@ class AnswerWriter:
             generation.content, generation.reasoning = update.content, update.reasoning
             generation.trajectory = update.trajectory
             status = "cancelled" if update.finish_reason == "cancelled" else "complete"
+            if generation.think and not update.reasoning and status == "complete" and not self.said_no_reasoning:
+                self.said_no_reasoning = True
+                self.view.notify("No reasoning from this model: thinking is on, but it answered without any.")
             stats = answer_stats(update, generation.started, generation.accepted_per_block)
             await self._end(generation, status, {**stats, **generation.saved_extras()})
             if not generation.detached:

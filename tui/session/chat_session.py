@@ -295,6 +295,7 @@ class ChatSession:
 
     def toggle_thinking(self) -> None:
         self.navigation.toggle_thinking()
+        self.writer.said_no_reasoning = False
 
     def renamed(self, conversation_id: int, title: str) -> None:
         self.navigation.renamed(conversation_id, title)

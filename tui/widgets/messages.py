@@ -90,6 +90,7 @@ class AssistantMessage(Vertical, can_focus=True):
         Binding("c", "copy('code')", "Copy code"),
         Binding("r", "copy('reasoning')", "Copy reasoning", show=False),
         Binding("v", "revise", "Revise a span"),
+        Binding("t", "toggle_thinking_pane", "Thinking pane", show=False),
     ]
 
     class RevisionRequested(TextualMessage):
@@ -340,6 +341,13 @@ class AssistantMessage(Vertical, can_focus=True):
         self._mark_fence(index, len(shown))
         event.stop()
         self.post_message(self.CopyRequested(code, f"code block {index + 1}/{len(shown)}"))
+
+    def action_toggle_thinking_pane(self) -> None:
+        """Open or close this answer's Thinking pane (it collapses once the answer starts)."""
+        if not self.reasoning:
+            self.notify("This answer has no reasoning.")
+            return
+        self.thinking.collapsed = not self.thinking.collapsed
 
     def action_revision(self, delta: int) -> None:
         if self.message_id is not None:  # (while it is written again, the session says why it must wait)
