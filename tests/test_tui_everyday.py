@@ -274,3 +274,24 @@ async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
         await pilot.press("t")
         assert answer.thinking.collapsed
         assert "| t | | open / close its Thinking pane |" in HELP
+
+
+# ---- the canvas between blocks -------------------------------------------------------------------------------
+
+
+async def test_the_last_frame_of_a_block_stays_until_the_next_block_draws(app_env):
+    script = ScriptedAnswer([scripted_block(0, content="First. "), scripted_block(1, content="Second.")])
+    app = make_app("dg_text", make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await send(pilot, "two blocks")
+        answer = app.chat.query(AssistantMessage).last()
+        await wait_for(pilot, lambda: answer.canvas.step is not None and answer.canvas.step.block == 0, "block 0")
+        last_of_block_0 = answer.canvas._lines
+        await answer.add_block("First. ", "")   # the block commits (as the session does), no new frame yet
+        assert answer.canvas.step is not None and answer.canvas._lines == last_of_block_0 and answer.canvas.display
+        script.advance()
+        await wait_for(pilot, lambda: answer.canvas.step is not None and answer.canvas.step.block == 1, "block 1")
+        script.advance()
+        await wait_for_answer(pilot)
+        assert not answer.canvas.display

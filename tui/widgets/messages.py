@@ -191,8 +191,10 @@ class AssistantMessage(Vertical, can_focus=True):
         self.canvas.show_note(text)
 
     async def add_block(self, content_delta: str, reasoning_delta: str) -> None:
-        """Append one committed block; clears the canvas (its block is now text)."""
-        self.canvas.clear()
+        """Append one committed block. Its last frame stays on the canvas until the next block's first frame
+        replaces it (a block that resolves in one step would otherwise never be seen); a note stays as it is."""
+        if self.canvas.note:
+            self.canvas.clear()
         answer_started = bool(self.content or content_delta)
         # Text first, rendering second: a frame drawn while the Markdown renders must already see this block.
         self.reasoning += reasoning_delta
