@@ -111,19 +111,29 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
 
     path = resolve(model, progress, cancel)
+    name = _display_name(model, path)
+    # The stages after a download say what they do (the first load of a demo spends seconds in them).
+    size = sum(file.stat().st_size for file in path.glob("*.safetensors"))
+    reading = f"reading {name} ({size / 2**20:,.0f} MiB)"
+    if progress is not None:
+        progress(0, size or None, reading, stage="read")
     files = read_configs(path)
     family = family_of(files)
     module, config, network = build_network(files)
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
     processor = module.make_processor(path, config, tokenizer) if hasattr(module, "make_processor") else None
+    if progress is not None:
+        progress(size, size or None, reading, stage="read")
     _malloc.release_free_memory()  # the load's converted-away copies and any previous model's weights
     if on_cpu():
+        if progress is not None:
+            progress(0, None, "compiling kernels (once per install)", stage="compile")
         host_kernels.warm_up()  # Numba compiles once per install: here, not in the first step
     return Model(
         family=family,
         label=FAMILIES[family].label,
         path=path,
-        name=_display_name(model, path),
+        name=name,
         config=config,
         generation_config=files.generation_config,
         network=network,

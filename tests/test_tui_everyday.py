@@ -295,3 +295,21 @@ async def test_the_last_frame_of_a_block_stays_until_the_next_block_draws(app_en
         script.advance()
         await wait_for_answer(pilot)
         assert not answer.canvas.display
+
+
+# ---- the first load says what it does -------------------------------------------------------------------------
+
+
+async def test_the_first_load_says_what_is_loading_and_what_it_does(app_env, monkeypatch):
+    from tui.widgets.status_bar import StatusBar
+
+    shown = []
+    set_activity = StatusBar.set_activity
+    monkeypatch.setattr(StatusBar, "set_activity", lambda bar, text: shown.append(text) or set_activity(bar, text))
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+    reading = next(text for text in shown if text.startswith("reading dg_text ("))
+    assert reading.endswith(" MiB)…")
+    compiling = "compiling kernels (once per install)…"   # on the CPU path only
+    assert compiling not in shown or shown.index(reading) < shown.index(compiling)

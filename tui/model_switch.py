@@ -40,6 +40,17 @@ class _Load:
     saved: bool = False   # the model of the settings file, loaded at start
 
 
+def load_activity(event: LoadProgress) -> str:
+    """The status line while a model loads: what it does now and how far it got."""
+    if event.stage != "download":
+        return f"{event.description}…"
+    if event.total_bytes:
+        share = f"{100 * event.done_bytes / event.total_bytes:.0f}%"
+    else:
+        share = f"{event.done_bytes / 2**20:.1f} MiB"
+    return f"downloading {event.description} {share}"
+
+
 def absolute_ref(ref: str) -> str:
     """A folder as an absolute path (it is saved as the model to load next time, from any folder); a Hugging
     Face id as it is."""
@@ -90,12 +101,8 @@ class ModelSwitch:
         picker = app._picker()
         if isinstance(event, LoadProgress):
             if picker is not None:
-                picker.show_progress(event.done_bytes, event.total_bytes, event.description)
-            if event.total_bytes:
-                share = f"{100 * event.done_bytes / event.total_bytes:.0f}%"
-            else:
-                share = f"{event.done_bytes / 2**20:.1f} MiB"
-            app.chat.show_activity(f"downloading {event.description} {share}")
+                picker.show_progress(event.done_bytes, event.total_bytes, event.description, event.stage)
+            app.chat.show_activity(load_activity(event))
         elif isinstance(event, ModelLoaded):
             await self._loaded(load, event.info)
             if picker is not None:

@@ -217,8 +217,11 @@ class ModelPickerScreen(ModalScreen[None]):
         progress.display = True
         self._status(status)
 
-    def show_progress(self, done: int, total: int | None, description: str) -> None:
+    def show_progress(self, done: int, total: int | None, description: str, stage: str = "download") -> None:
         self.query_one(ProgressBar).update(total=total, progress=done)
+        if stage != "download":   # reading the weights, compiling kernels: the engine's own words
+            self._status(f"{description[:1].upper()}{description[1:]}… (Esc cancels)")
+            return
         size = f"{done / 2**20:.1f} MiB" + (f" of {total / 2**20:.1f} MiB" if total else "")
         self._status(f"Downloading {description}: {size} (Esc cancels)")
 
