@@ -40,11 +40,6 @@ from .diffusion_keys import DiffusionKeys
 from .prompt_commands import PromptCommands
 from .prompt_count import PromptCounter
 
-# The message box keeps at least this many columns; the token count (about this wide) moves under it otherwise.
-MIN_PROMPT_COLUMNS = 40
-TOKEN_COUNT_COLUMNS = 22
-
-
 class ChatScreen(Screen):
     BINDINGS = [
         # Always listed: hiding it while idle would rebuild the footer at every answer's start and end.
@@ -164,10 +159,7 @@ class ChatScreen(Screen):
         self._fit_prompt_row()
 
     def _fit_prompt_row(self) -> None:
-        """The token count goes under the message box when beside it the box would get too narrow."""
-        panel = self.query_one(SamplerPanel)
-        room = self.size.width - (panel.styles.width.value if panel.has_class("-open") else 0)
-        self.query_one("#prompt-row").set_class(room - TOKEN_COUNT_COLUMNS < MIN_PROMPT_COLUMNS, "-stacked")
+        self.counter.place(self.query_one(SamplerPanel))
 
     # ---- the prompt and the diffusion keys (their collaborators act) --------------------------------------
 

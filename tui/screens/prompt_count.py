@@ -1,10 +1,12 @@
 """The chat screen's token counter: the next turn's whole prompt (history + what is typed + attachments),
 counted with the model's own template and tokenizer on a worker thread once typing pauses, and shown against
-the model's context."""
+the model's context; beside the message box, or under it when the chat is narrow."""
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
+
+from textual.widget import Widget
 
 from engine.errors import EngineError
 from engine.events import ModelInfo
@@ -14,6 +16,9 @@ if TYPE_CHECKING:
 
 # Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
 COUNT_DEBOUNCE_S = 0.3
+# The message box keeps at least this many columns; the token count (about this wide) moves under it otherwise.
+MIN_PROMPT_COLUMNS = 40
+TOKEN_COUNT_COLUMNS = 22
 
 
 class PromptCounter:
@@ -21,6 +26,12 @@ class PromptCounter:
         self.screen = screen
         self._timer = None
         self._request = 0     # the newest count asked for; older results are dropped
+
+    def place(self, panel: Widget) -> None:
+        """The count goes under the message box when beside it the box would get too narrow (80 columns with
+        the sampler panel open)."""
+        room = self.screen.size.width - (panel.styles.width.value if panel.has_class("-open") else 0)
+        self.screen.query_one("#prompt-row").set_class(room - TOKEN_COUNT_COLUMNS < MIN_PROMPT_COLUMNS, "-stacked")
 
     def recount(self) -> None:
         if self._timer is not None:
