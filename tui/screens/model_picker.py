@@ -135,8 +135,16 @@ class ModelPickerScreen(ModalScreen[None]):
                 yield Button("Cancel", id="cancel")
 
     def on_mount(self) -> None:
-        self.query_one("#load-status").display = bool(self.initial_message)
+        status = self.query_one("#load-status")
+        status.display = bool(self.initial_message)
         self.query_one(OptionList).focus()
+        self.call_after_refresh(self._status_in_view)
+
+    def _status_in_view(self) -> None:
+        """The reason the picker opened (or the last error) comes first, even where the dialog scrolls."""
+        status = self.query_one("#load-status")
+        if status.display:
+            status.scroll_visible(animate=False, top=True)
         self._scan_cache()
 
     def _options(self) -> list[Option]:
@@ -155,6 +163,7 @@ class ModelPickerScreen(ModalScreen[None]):
         highlighted = option_list.highlighted
         option_list.set_options(self._options())
         option_list.highlighted = highlighted
+        self.call_after_refresh(self._status_in_view)
         self.query_one("#cache-status", Static).update(
             f"{len(found)} supported checkpoint(s) in the Hugging Face cache" if found
             else "No supported checkpoints in the Hugging Face cache."
