@@ -22,7 +22,8 @@ from mlx.utils import tree_flatten
 from .errors import CheckpointError
 
 # (downloaded_bytes, total_bytes or None, description)
-ProgressCallback = Callable[[int, "int | None", str], None]
+# progress(done, total or None, description, stage="download"): see engine.events.LoadProgress
+ProgressCallback = Callable[..., None]
 
 _HUB_PATTERNS = ["*.json", "*.safetensors", "*.jinja", "tokenizer*", "*.model", "*.txt"]
 

@@ -182,6 +182,9 @@ class LoadProgress:
     done_bytes: int
     total_bytes: int | None
     description: str
+    # "download" (from the Hub), "read" (the weights from disk: description names the model and its size) or
+    # "compile" (the CPU kernels, once per install)
+    stage: str = "download"
 
 
 @dataclass(frozen=True)

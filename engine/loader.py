@@ -109,17 +109,26 @@ def load(model: str | Path, progress: ProgressCallback | None = None, cancel=Non
     own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
 
     path = resolve(model, progress, cancel)
+    name = _display_name(model, path)
+    # The stages after a download say what they do (the first load of a demo spends seconds in them).
+    size = sum(file.stat().st_size for file in path.glob("*.safetensors"))
+    reading = f"reading {name} ({size / 2**20:,.0f} MiB)"
+    if progress is not None:
+        progress(0, size or None, reading, stage="read")
     files = read_configs(path)
     family = family_of(files)
     module, config, network = build_network(files)
     tokenizer = Tokenizer.from_checkpoint(path, files, family)
     processor = module.make_processor(path, config, tokenizer)
-    device.after_load()  # the load's converted-away copies handed back; the host kernels compiled
+    if progress is not None:
+        progress(size, size or None, reading, stage="read")
+    # The load's converted-away copies handed back; the host kernels compiled
+    device.after_load(None if progress is None else lambda text: progress(0, None, text, stage="compile"))
     return Model(
         family=family,
         label=FAMILIES[family].label,
         path=path,
-        name=_display_name(model, path),
+        name=name,
         config=config,
         generation_config=files.generation_config,
         network=network,

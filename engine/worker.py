@@ -199,19 +199,18 @@ class EngineWorker:
             release_this_thread()
 
     def _run_load(self, job: _LoadJob) -> None:
-        self._model = None
-        self._sessions.clear()  # prefix caches belong to the old model
+        # The model that works stays until the new one is ready: a bad path or a failed download keeps it.
         if job.cancel.is_set():
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
-        last_report = [0.0]
+        last_report = [0.0, ""]
 
-        def progress(done: int, total: int | None, description: str) -> None:
+        def progress(done: int, total: int | None, description: str, stage: str = "download") -> None:
             now = time.monotonic()
             finished = total is not None and done >= total
-            if finished or now - last_report[0] >= PROGRESS_INTERVAL_S:
-                last_report[0] = now
-                self._notify(LoadProgress(job.id, int(done), total, description))
+            if finished or stage != last_report[1] or now - last_report[0] >= PROGRESS_INTERVAL_S:
+                last_report[:] = [now, stage]
+                self._notify(LoadProgress(job.id, int(done), total, description, stage))
 
         try:
             model = self._load(job.model_ref, progress=progress, cancel=job.cancel)
@@ -224,6 +223,7 @@ class EngineWorker:
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
         self._model = model
+        self._sessions.clear()  # prefix caches belong to the old model
         self._notify(ModelLoaded(job.id, info))
 
     def _run_generation(self, job: _GenerateJob) -> None:

@@ -8,7 +8,7 @@ import pytest
 
 from engine.events import BlockCommitted, Finished, GenerationUpdate, ModelInfo, Started, Stats, Step
 from engine.settings import Settings
-from tui.chat_session import ChatSession
+from tui.session import ChatSession
 from tui.store import ConversationStore
 
 MODEL = ModelInfo(name="tiny", family="diffusion_gemma", label="DiffusionGemma", supports_images=False,
@@ -96,7 +96,7 @@ def parts():
     store = ConversationStore(":memory:")
     view, backend, wall, cpu = FakeView(), FakeBackend(), Clock(), Clock()
     session = ChatSession(store, backend, view, lambda family: Settings(temp=0.5), clock=wall, cpu_clock=cpu)
-    session.model = MODEL
+    session.set_model(MODEL)
     yield session, store, view, backend, wall, cpu
     store.close()
 

@@ -9,9 +9,9 @@ import numpy as np
 
 from engine.events import BlockCommitted, Frame, GenerationUpdate
 from engine.settings import Settings
-from tui.chat_session import ChatSession
-from tui.conversation_path import Place
-from tui.live_steps import LiveSteps
+from tui.session import ChatSession
+from tui.session.conversation_path import Place
+from tui.session.live_steps import LiveSteps
 from tui.store import ConversationStore
 
 from session_helpers import MODEL, FakeBackend, FakeView, answer, parts, step  # noqa: F401  (parts is a fixture)
@@ -119,7 +119,7 @@ async def test_resend_refuses_a_message_off_the_path_and_while_writing(parts):
 async def test_the_system_prompt_is_sent_first_saved_changed_and_reset_for_a_new_conversation():
     store, view, backend = ConversationStore(":memory:"), FakeView(), FakeBackend()
     session = ChatSession(store, backend, view, lambda family: Settings(), system_prompt="  Be brief. ")
-    session.model = MODEL
+    session.set_model(MODEL)
     await session.open(None)
     assert view.named("show_system_prompt")[-1] == ("Be brief.",)
     await session.send("hi")

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 from engine.events import BlockCommitted, Finished, Frame, GenerationFailed, GenerationUpdate, Started
 from engine.settings import Settings
-from tui.frame_pacer import MAX_FRAME_INTERVAL_S, STATUS_INTERVAL_S, UI_CPU_BUDGET, FramePacer
+from tui.session.frame_pacer import MAX_FRAME_INTERVAL_S, STATUS_INTERVAL_S, UI_CPU_BUDGET, FramePacer
 
 from session_helpers import MODEL, parts, stats, step  # noqa: F401  (parts is a fixture)
 
 async def test_refusals_are_one_notice_and_send_nothing(parts):
     session, store, view, backend, *_ = parts
-    session.model = None
+    session.set_model(None)
     assert not await session.send("hi")
-    session.model = MODEL
+    session.set_model(MODEL)
     assert not await session.send("look", images=["/tmp/cat.png"])  # a text-only model
     assert backend.requests == [] and store.list() == []
     assert [severity for _, severity in view.named("notify")] == ["warning", "error"]
@@ -23,7 +23,7 @@ async def test_refusals_are_one_notice_and_send_nothing(parts):
 
 async def test_a_turn_builds_the_request_and_saves_everything(parts):
     session, store, view, backend, *_ = parts
-    session.think = True
+    session.toggle_thinking()
     assert await session.send("What is 2 + 2?")
     request = backend.requests[0]
     assert request.messages == ({"role": "user", "content": "What is 2 + 2?"},)
@@ -108,7 +108,7 @@ async def test_switching_away_detaches_the_answer_which_still_lands_in_its_conve
     generation = session.generation
     await session.open(None)
     assert backend.cancelled == [job] and session.conversation_id is None
-    session.generation = generation  # the engine's last events for it still arrive
+    session.writer.generation = generation  # the engine's last events for it still arrive
     await session.handle(GenerationUpdate(job, Finished("cancelled", (), "partial", "", stats())))
     assert store.get(first).messages[-1].content == "partial"
     assert view.named("finish_answer") == []  # nothing drawn into the new conversation

@@ -143,14 +143,14 @@ def test_the_worker_reports_the_engine_s_refusal_and_keeps_serving(tmp_path):
 
 async def test_the_session_refuses_a_turn_that_cannot_fit_before_saving_or_sending():
     from session_helpers import FakeBackend, FakeView
-    from tui.chat_session import ChatSession
+    from tui.session import ChatSession
     from tui.store import ConversationStore
 
     store, view, backend = ConversationStore(":memory:"), FakeView(), FakeBackend()
     session = ChatSession(store, backend, view, lambda family: Settings())
-    session.model = ModelInfo(name="tiny", family="llada2_moe", label="LLaDA-2", supports_images=False,
-                              setting_defaults={"max_tokens": 256}, context_length=100,
-                              count_tokens=lambda messages, think: sum(len(m["content"].split()) for m in messages))
+    session.set_model(ModelInfo(name="tiny", family="llada2_moe", label="LLaDA-2", supports_images=False,
+                                setting_defaults={"max_tokens": 256}, context_length=100,
+                                count_tokens=lambda messages, think: sum(len(m["content"].split()) for m in messages)))
     assert not await session.send("word " * 120)
     assert backend.requests == [] and store.list() == []
     message, severity = view.named("notify")[-1]

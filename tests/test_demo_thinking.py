@@ -20,7 +20,7 @@ def test_the_demos_say_whether_their_template_has_a_thinking_channel():
 
 def test_turning_thinking_on_with_a_model_without_a_channel_says_so(parts):  # noqa: F811
     session, _, view, *_ = parts
-    session.model = dataclasses.replace(MODEL, name="llada2-demo", family="llada2_moe", thinking=False)
+    session.set_model(dataclasses.replace(MODEL, name="llada2-demo", family="llada2_moe", thinking=False))
     session.toggle_thinking()
     message, severity = view.named("notify")[-1]
     assert "llada2-demo has no thinking channel" in message and severity == "warning"

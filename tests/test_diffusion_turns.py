@@ -10,8 +10,8 @@ import pytest
 from engine.events import BlockCommitted, Finished, GenerationUpdate, Started
 from engine.fill import Given, Hole, parse_fill, revision_template
 from engine.settings import Settings
-from tui.chat_session import ChatSession
-from tui.diffusion_turns import NO_RECORDING
+from tui.session import ChatSession
+from tui.session.diffusion_turns import NO_RECORDING
 from tui.store import ConversationStore
 
 from session_helpers import MODEL, Clock, FakeBackend, FakeView, answer, parts, stats  # noqa: F401  (a fixture)
@@ -31,7 +31,8 @@ async def finish(session, content: str, *, spans=(), trajectory: bytes | None = 
 
 async def test_a_fill_turn_sends_the_template_without_thinking_and_saves_its_spans_and_recording(parts):
     session, store, view, backend, _, _ = parts
-    session.think, session.record_trajectories = True, True
+    session.toggle_thinking()
+    session.set_recording(True)
     text = "The ___ sat on the [...]{3}."
     assert await session.send_fill(text)
     request = backend.requests[-1]
@@ -69,7 +70,7 @@ async def test_a_text_the_template_syntax_refuses_is_one_notice_and_nothing_is_s
 
 async def test_a_fill_or_a_revision_against_a_server_is_refused(parts):
     session, store, view, backend, _, _ = parts
-    session.model = dataclasses.replace(MODEL, remote=True)
+    session.set_model(dataclasses.replace(MODEL, remote=True))
     assert not await session.send_fill("The ___ sat.")
     assert "local engine" in view.named("notify")[-1][0] and backend.requests == []
 
@@ -123,7 +124,7 @@ async def test_recording_follows_the_setting_and_a_recording_over_the_cap_is_one
     view, backend = FakeView(), FakeBackend()
     session = ChatSession(store, backend, view, lambda family: Settings(), record=True, clock=Clock(),
                           cpu_clock=Clock())
-    session.model = MODEL
+    session.set_model(MODEL)
     await session.send("hi")
     assert backend.requests[-1].record is True
     await finish(session, "hello", trajectory=b"x" * 11)
@@ -134,7 +135,7 @@ async def test_recording_follows_the_setting_and_a_recording_over_the_cap_is_one
     message = session.messages[-1]
     assert store.load_trajectory(store.revisions(message.id)[0].id) is None
     assert session.recorded_trajectory(message.id) is None and view.named("notify")[-1] == (NO_RECORDING,)
-    session.record_trajectories = False
+    session.set_recording(False)
     await session.send("again")
     assert backend.requests[-1].record is False
     store.close()

@@ -204,12 +204,12 @@ def test_a_long_prompt_reports_each_encoder_pass_before_started(name, total, sma
 async def test_the_chat_shows_how_far_a_long_prompt_was_read():
     from engine.events import GenerationUpdate, Prefilling
     from session_helpers import MODEL, FakeBackend, FakeView
-    from tui.chat_session import ChatSession
+    from tui.session import ChatSession
     from tui.store import ConversationStore
 
     store, view = ConversationStore(":memory:"), FakeView()
     session = ChatSession(store, FakeBackend(), view, lambda family: Settings())
-    session.model = MODEL
+    session.set_model(MODEL)
     assert await session.send("a long document")
     await session.handle(GenerationUpdate(session.generation.job, Prefilling(12_288, 145_000)))
     assert view.named("show_activity")[-1][0].startswith("reading the prompt… 12,288 / 145,000 tokens · ")

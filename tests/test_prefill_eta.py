@@ -7,8 +7,8 @@ import pytest
 
 from engine.events import GenerationUpdate, Prefilling
 from engine.settings import Settings
-from tui.chat_session import ChatSession
-from tui.prefill_eta import PrefillEstimate, eta_text
+from tui.session import ChatSession
+from tui.session.prefill_eta import PrefillEstimate, eta_text
 from tui.store import ConversationStore
 
 from session_helpers import MODEL, Clock, FakeBackend, FakeView
@@ -41,7 +41,7 @@ def test_one_pass_seen_assumes_the_rate_stays_and_nothing_before_it():
 async def test_the_status_line_shows_the_time_left_while_a_long_prompt_is_read():
     store, view, clock = ConversationStore(":memory:"), FakeView(), Clock()
     session = ChatSession(store, FakeBackend(), view, lambda family: Settings(), clock=clock)
-    session.model = MODEL
+    session.set_model(MODEL)
     assert await session.send("a long document")
     job, start = session.generation.job, clock.now
     for done in (8192, 16_384, 24_576):

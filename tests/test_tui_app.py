@@ -152,7 +152,7 @@ async def test_sampler_panel_validates_applies_from_next_turn_saves_and_resets(a
         panel = app.chat.query_one(SamplerPanel)
         assert panel.has_class("-open")
         steps = panel.query_one("#setting-max_denoising_steps", Input)
-        error = panel.query_one("#sampler-error")
+        error = panel.query_one("#error-max_denoising_steps")
         # An invalid value shows the engine's one-line reason and is not used.
         steps.focus()
         await pilot.press("0")

@@ -208,23 +208,6 @@ def test_generating_without_a_model_is_refused(make_worker):
     assert recorder.wait(GenerationFailed).message == "no model is loaded"
 
 
-def test_a_failed_load_reports_its_message_and_unloads_the_old_model(make_worker):
-    def load(ref, progress=None, cancel=None):
-        if ref == "bad":
-            raise CheckpointError("model folder not found: bad")
-        return FakeModel()
-
-    recorder = Recorder()
-    worker = make_worker(recorder, load=load, generate=lambda *a, **k: iter(()))
-    worker.load_model("good")
-    recorder.wait(ModelLoaded)
-    worker.load_model("bad")
-    failed = recorder.wait(LoadFailed)
-    assert failed.message == "model folder not found: bad" and not failed.cancelled
-    worker.generate(GenerationRequest([{"role": "user", "content": "hi"}], engine.Settings()))
-    assert recorder.wait(GenerationFailed).message == "no model is loaded"
-
-
 def test_loading_cancels_a_running_generation_and_can_itself_be_cancelled(make_worker):
     release = threading.Event()
 
@@ -332,3 +315,24 @@ def test_the_worker_owns_prefix_caches_per_conversation_and_forgets_them(make_wo
     worker.generate(GenerationRequest(({"role": "user", "content": "hi"},), engine.Settings(), conversation="b"))
     recorder.wait_finished()
     assert sessions[5] is not sessions[1]
+
+
+def test_a_failed_load_keeps_the_model_that_works(make_worker):
+    def load(ref, progress=None, cancel=None):
+        if ref == "missing":
+            raise CheckpointError("model folder not found: missing")
+        return FakeModel()
+
+    def generate(model, messages, settings, think, cancel, session, progress=None):
+        assert isinstance(model, FakeModel)
+        yield Finished("stop", (1,), "still here", "", fake_stats())
+
+    recorder = Recorder()
+    worker = make_worker(recorder, load=load, generate=generate)
+    worker.load_model("good")
+    recorder.wait(ModelLoaded)
+    worker.load_model("missing")
+    failed = recorder.wait(LoadFailed)
+    assert failed.message == "model folder not found: missing" and not failed.cancelled
+    worker.generate(GenerationRequest([{"role": "user", "content": "hi"}], engine.Settings()))
+    assert recorder.wait_finished().event.content == "still here"

@@ -35,8 +35,9 @@ from engine.worker import EngineWorker
 from themes import DEFAULT_THEME, canvas_variable_defaults
 from themes.textual_themes import load_themes
 
-from .chat_session import ChatSession
+from .session import ChatSession
 from .commands import app_commands
+from .model_switch import EngineMessage, ModelSwitch
 from .config import ConfigError, load_config, save_config
 from .screens.chat import ChatScreen
 from .screens.conversations import (
@@ -75,14 +76,6 @@ def run_app(options: AppOptions) -> int:
     return app.return_code or 0
 
 
-class EngineMessage(Message):
-    """An event from the engine thread (see engine.worker), delivered on the UI thread."""
-
-    def __init__(self, event: WorkerEvent):
-        super().__init__()
-        self.event = event
-
-
 WorkerFactory = Callable[[Callable[[WorkerEvent], None]], EngineWorker]
 # (notify, url, api key) -> a backend with the engine worker's protocol, talking to a server
 RemoteFactory = Callable[[Callable[[WorkerEvent], None], str, "str | None"], RemoteBackend]
@@ -107,7 +100,7 @@ class DiffusionChatApp(App):
         self.model_info: ModelInfo | None = None  # what the engine thread says about the loaded model
         self.model_ref: str | None = None
         self._settings: dict[str, Settings] = {}  # family -> settings in use
-        self._load_job: int | None = None
+        self.models = ModelSwitch(self)   # loads and connects, keeping what works until the new one is ready
         self._notices_shown: set[str] = set()
         loaded = load_config()
         self.config, self.config_error, self.config_path = loaded.config, loaded.error, loaded.path
@@ -134,11 +127,10 @@ class DiffusionChatApp(App):
         if self.store_error:
             self.notify(f"{self.store_error} — conversations of this session are not saved.",
                         severity="error", timeout=20, markup=False)
-        self.session = ChatSession(self.store, self.engine_worker, None, self.settings_for,
-                                   think=self.options.think or self.config.think,
-                                   system_prompt=self.options.system_prompt, record=self.config.record_trajectories)
-        screen = ChatScreen(self.session)
-        self.session.view = screen
+        screen = ChatScreen(lambda view: ChatSession(
+            self.store, self.engine_worker, view, self.settings_for, think=self.options.think or self.config.think,
+            system_prompt=self.options.system_prompt, record=self.config.record_trajectories))
+        self.session = screen.session
         await self.push_screen(screen)
         screen.show_canvas_mode(self.config.canvas_mode)
         screen.show_system_prompt(self.session.system_prompt)
@@ -146,11 +138,10 @@ class DiffusionChatApp(App):
             screen.attach(path)
         if self.config.continue_last and not self.store_error and self.store.list():   # start where we left off
             await self._open_conversation(self.store.list()[0].id)
-        ref = self.options.model or self.config.model
         if self.options.server:
-            self.connect(self.options.server, self.options.api_key, self.options.model)
-        elif ref:
-            self.load_model(ref)
+            self.models.connect_first(self.options.model)
+        elif self.options.model or self.config.model:
+            self.models.load(self.options.model or self.config.model, saved=not self.options.model)
         else:
             self.push_screen(ModelPickerScreen())
 
@@ -159,6 +150,7 @@ class DiffusionChatApp(App):
         self.post_message(EngineMessage(event))
 
     def on_unmount(self) -> None:
+        self.models.drop_pending()
         if self.engine_worker is not None:
             self.engine_worker.close(timeout=2.0)
         self.store.close()
@@ -170,41 +162,10 @@ class DiffusionChatApp(App):
     # ---- model ----------------------------------------------------------------------------------------
 
     def load_model(self, ref: str) -> None:
-        """Unload the current model and load `ref` on the engine thread; progress arrives as EngineMessages."""
-        if isinstance(self.engine_worker, RemoteBackend) and not self._switch_backend(None, None):
-            return
-        self.model_info = self.session.model = None
-        self.model_ref = ref
-        self._load_job = self.engine_worker.load_model(ref)
-        self.chat.status_bar.set_model(None)
-        self.chat.show_activity(f"loading {ref}…")
+        self.models.load(ref)
 
     def connect(self, url: str, api_key: str | None = None, model: str | None = None) -> None:
-        """Chat against the server at `url` from now on (its model `model`, else its first); the local engine
-        thread, and the model it held, go."""
-        if not self._switch_backend(url, api_key or self.options.api_key):
-            return
-        self.model_info = self.session.model = None
-        self.model_ref = None  # a server is not saved as the model to load next time
-        self._load_job = self.engine_worker.load_model(model)
-        self.chat.status_bar.set_model(None)
-        self.chat.show_activity(f"connecting to {self.engine_worker.url}…")
-
-    def _switch_backend(self, url: str | None, api_key: str | None) -> bool:
-        """A new backend (a server's, or the local engine thread for url=None); refused while an answer runs."""
-        if self.session.generation is not None:
-            self.notify("An answer is still being written; Esc cancels it first.", severity="warning")
-            picker = self._picker()
-            if picker is not None:
-                picker.show_error("An answer is still being written; cancel it (Esc in the chat) first.")
-            return False
-        self.engine_worker.close(timeout=2.0)
-        if url is None:
-            self.engine_worker = self._make_worker(self._post_event).start()
-        else:
-            self.engine_worker = self._make_remote(self._post_event, url, api_key).start()
-        self.session.backend = self.engine_worker
-        return True
+        self.models.connect(url, api_key, model)
 
     def _picker(self) -> ModelPickerScreen | None:
         return next((s for s in self.screen_stack if isinstance(s, ModelPickerScreen)), None)
@@ -219,44 +180,17 @@ class DiffusionChatApp(App):
 
     @on(ModelPickerScreen.CancelRequested)
     def _cancel_requested(self) -> None:
-        if self._load_job is not None:
-            self.engine_worker.cancel(self._load_job)
+        self.models.cancel()
 
     async def on_engine_message(self, message: EngineMessage) -> None:
         if not self.is_running:
             return  # shutting down: the screens are already gone
-        event = message.event
+        event, source = message.event, message.source
         if isinstance(event, (GenerationUpdate, GenerationFailed)):
-            await self.session.handle(event)
+            if source is None or source is self.engine_worker:
+                await self.session.handle(event)
             return
-        if event.job != self._load_job:
-            return  # a load that was replaced by a newer one
-        picker = self._picker()
-        if isinstance(event, LoadProgress):
-            if picker is not None:
-                picker.show_progress(event.done_bytes, event.total_bytes, event.description)
-            if event.total_bytes:
-                share = f"{100 * event.done_bytes / event.total_bytes:.0f}%"
-            else:
-                share = f"{event.done_bytes / 2**20:.1f} MiB"
-            self.chat.show_activity(f"downloading {event.description} {share}")
-        elif isinstance(event, ModelLoaded):
-            self._load_job = None
-            self.model_info = self.session.model = event.info
-            if self.model_ref is not None:
-                self._set_config(model=self.model_ref)
-            await self._show_model()
-            self._show_notices(event.info)
-            if picker is not None:
-                picker.dismiss()
-        elif isinstance(event, LoadFailed):
-            self._load_job = None
-            await self._show_model()
-            text = "Loading cancelled." if event.cancelled else event.message
-            if picker is not None:
-                picker.show_error(text)
-            else:
-                self.push_screen(ModelPickerScreen(text))
+        await self.models.handle(event, source)
 
     def _show_notices(self, model: ModelInfo) -> None:
         """Each of the engine's notices (e.g. a CPU without OpenBLAS, every step on MLX's reference BLAS) once
@@ -322,7 +256,7 @@ class DiffusionChatApp(App):
         """Whether answers record their denoising (saved; from the next answer)."""
         on = not self.config.record_trajectories
         self._set_config(record_trajectories=on)
-        self.session.record_trajectories = on
+        self.session.set_recording(on)
         self.notify(f"Recording the denoising {'on' if on else 'off'} (from the next answer).", markup=False)
 
     def set_canvas_mode(self, mode: str) -> None:

@@ -28,7 +28,7 @@ def app_commands(app) -> Iterable[SystemCommand]:
     yield SystemCommand("Sampler panel", "Show or hide the sampler settings", chat.action_toggle_sampler)
     yield SystemCommand("Thinking on/off", "Let the model think first in this conversation",
                         chat.action_toggle_thinking)
-    refused = chat.images_refused()
+    refused = chat.commands.images_refused()
     yield SystemCommand("Attach image", f"Not available: {refused}" if refused else
                         "Attach an image file to the next message", chat.action_attach_image)
     yield SystemCommand("Copy last answer", "Copy the last answer to the clipboard", chat.action_copy_answer)

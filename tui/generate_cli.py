@@ -205,7 +205,9 @@ class PrefillLine:
 _last_report = [0]
 
 
-def _print_download_progress(done: int, total, description: str) -> None:
+def _print_download_progress(done: int, total, description: str, stage: str = "download") -> None:
+    if stage != "download":
+        return   # reading the weights and compiling kernels stay quiet here: the CLI's output is the answer
     if total and done - _last_report[0] >= total // 20 or done == total:
         _last_report[0] = done
         share = f"{100 * done / total:.0f}%" if total else f"{done / 2**20:.0f} MiB"

@@ -31,11 +31,13 @@ def backend_weights(weights: dict) -> dict:
     return {k: v.astype(mx.float32) if v.dtype in (mx.bfloat16, mx.float16) else v for k, v in weights.items()}
 
 
-def after_load() -> None:
+def after_load(say=None) -> None:
     """What a model load ends with: hand the load's freed copies back to the kernel; compile the host kernels
-    (Numba, once per install) now rather than in the first denoising step."""
+    (Numba, once per install) now rather than in the first denoising step. `say(text)` names that stage."""
     malloc.release_free_memory()
     if host_path():
+        if say is not None:
+            say("compiling kernels (once per install)")
         kernels.warm_up()
 
 

@@ -1,31 +1,28 @@
-"""The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar.
-
-It renders and handles keys; the turn logic is `tui.chat_session.ChatSession`, for which this screen is the
-`ChatView`. It never touches MLX: frames come from the backend's slot, read by the session on a 30 Hz timer
-while an answer is being written. Editing an earlier message happens in the prompt itself (a banner says
-so); what is typed there, `/image`, `/system` and `/fill` included, is handled by `tui.screens.prompt_commands`;
-revise mode and the replay view by `tui.screens.diffusion_keys`.
+"""The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar. It renders
+and handles keys; the turn logic is `tui.session.ChatSession` (this screen is its `ChatView`); it never touches
+MLX (the session reads frames from the backend's slot on a 30 Hz timer). Its collaborators act: the prompt and
+the slash commands `tui.screens.prompt_commands`, revise mode and replay `diffusion_keys`, copying `answer_copy`.
 """
 
 from __future__ import annotations
 
-from typing import Mapping, Sequence
+from typing import Callable, Mapping, Sequence
 
-from textual import events, on, work
+from textual import events, on
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Horizontal, Vertical
 from textual.screen import Screen
 from textual.widgets import Footer, Header, Static, TextArea
 
-from engine.errors import EngineError
 from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
-from ..chat_session import ChatSession
-from ..conversation_path import Place
-from ..frame_pacer import FRAME_INTERVAL_S
-from ..store import Conversation, Message
+from ..session import ChatSession
+
+from ..session.frame_pacer import FRAME_INTERVAL_S
+from ..records import Conversation, Message, Place
+from ..widgets.answer_text import SpanSelector
 from ..widgets.attachments import AttachmentBar, AttachmentsChanged
 from ..widgets.canvas import TokenTexts
 from ..widgets.example_prompts import ExamplePrompts
@@ -36,15 +33,13 @@ from ..widgets.slash_menu import SlashMenu
 from ..widgets.status_bar import StatusBar
 from ..widgets.token_count import TokenCount
 from ..widgets.transcript import Transcript
+from .answer_copy import AnswerCopy
 from .compare import CompareScreen
 from .diffusion_keys import DiffusionKeys
 from .prompt_commands import PromptCommands
+from .prompt_count import PromptCounter
 
-# Counting waits this long after the last keystroke, so typing (or a huge paste) is counted once, not per key.
-COUNT_DEBOUNCE_S = 0.3
-
-
-class ChatScreen(PromptCommands, DiffusionKeys, Screen):
+class ChatScreen(Screen):
     BINDINGS = [
         # In the order the footer shows them: what a new user needs first survives 80 columns. Cancel is always
         # listed (hiding it while idle would rebuild the footer at every answer's start and end).
@@ -68,15 +63,18 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         Binding("tab", "tab_from_prompt", "Focus next", show=False),
     ]
 
-    def __init__(self, session: ChatSession):
+    def __init__(self, make_session: Callable[["ChatScreen"], ChatSession]):
+        """`make_session(view)` builds the turn logic this screen shows (the screen is its `ChatView`)."""
         super().__init__()
-        self.session = session
+        self.session = make_session(self)
+        self.commands = PromptCommands(self)       # what Enter does with the prompt, attachments, editing
+        self.diffusion_keys = DiffusionKeys(self)  # revise mode and replay
+        self.copier = AnswerCopy(self)             # answers, code, reasoning and selections to the clipboard
         self.token_texts: TokenTexts | None = None
         self.canvas_mode = "candidates"
         self.editing: UserMessage | None = None   # the earlier message being edited in the prompt
         self.shown_model: ModelInfo | None = None
-        self._count_timer = None
-        self._count_request = 0     # the newest count asked for; older results are dropped
+        self.counter = PromptCounter(self)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -140,7 +138,7 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
                         severity="warning", markup=False)
         self.shown_model = model  # last: the screen now shows this model (its panel is rebuilt)
         self.refresh_bindings()   # ctrl+f greys out for a text-only model
-        self.prompt.completes_paths = self.images_refused() is None
+        self.prompt.completes_paths = self.commands.images_refused() is None
 
     async def show_examples(self, prompts: Sequence[str]) -> None:
         await self.transcript.show_examples(prompts)
@@ -168,6 +166,66 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
 
     def action_toggle_sampler(self) -> None:
         self.query_one(SamplerPanel).toggle_class("-open")
+        self._fit_prompt_row()
+
+    def on_sampler_panel_closed(self, event: SamplerPanel.Closed) -> None:
+        event.stop()
+        self._fit_prompt_row()
+        self.prompt.focus()
+
+    def on_resize(self) -> None:
+        self._fit_prompt_row()
+
+    def _fit_prompt_row(self) -> None:
+        self.counter.place(self.query_one(SamplerPanel))
+
+    # ---- the prompt and the diffusion keys (their collaborators act) --------------------------------------
+
+    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+        await self.commands.submitted(event)
+
+    def on_prompt_input_completions(self, event: PromptInput.Completions) -> None:
+        self.commands.completions(event)
+
+    def on_user_message_edit_requested(self, event: UserMessage.EditRequested) -> None:
+        self.commands.edit_requested(event)
+
+    def attach(self, path: str) -> bool:
+        return self.commands.attach(path)
+
+    def stop_editing(self, clear: bool = False) -> None:
+        self.commands.stop_editing(clear)
+
+    def action_edit_last_message(self) -> None:
+        self.commands.edit_last_message()
+
+    def action_attach_image(self) -> None:
+        self.commands.attach_image()
+
+    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
+        # None: shown disabled in the footer (its tooltip says why), and the key does nothing.
+        if action == "attach_image" and self.commands.images_refused():
+            return None
+        return super().check_action(action, parameters)
+
+    @on(TextArea.Changed, "#prompt")
+    def _follow_slash_menu(self) -> None:
+        self.commands.text_changed()
+
+    def action_system_prompt(self) -> None:
+        self.commands.system_prompt()
+
+    async def action_revise_answer(self) -> None:
+        await self.diffusion_keys.revise_answer()
+
+    async def on_assistant_message_revise_requested(self, event: AssistantMessage.ReviseRequested) -> None:
+        await self.diffusion_keys.revise_requested(event)
+
+    async def on_span_selector_revise(self, event: SpanSelector.Revise) -> None:
+        await self.diffusion_keys.revise(event)
+
+    def action_replay(self) -> None:
+        self.diffusion_keys.replay()
 
     # ---- ChatView: what the session asks for --------------------------------------------------------------
 
@@ -218,6 +276,7 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
         messages = conversation.messages if conversation is not None else ()
         self.prompt.set_history([m.content for m in messages if m.role == "user"])
         self.prompt.focus()
+        self.recount()   # another conversation: another prompt to count
 
     def show_system_prompt(self, text: str | None) -> None:
         self.transcript.show_system_prompt(text)
@@ -238,6 +297,7 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
 
     def show_thinking(self, on: bool) -> None:
         self.status_bar.set_thinking(on)
+        self.recount()   # the template counts the thinking switch too
 
     def show_title(self, title: str) -> None:
         self.title = title
@@ -257,38 +317,7 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
     @on(AttachmentsChanged)
     def recount(self) -> None:
         """Count the next turn's prompt (history + what is typed + attachments) once typing pauses."""
-        if self._count_timer is not None:
-            self._count_timer.stop()
-        self._count_timer = self.set_timer(COUNT_DEBOUNCE_S, self._count_now)
-
-    def _count_now(self) -> None:
-        model = self.session.model
-        if model is None or model.count_tokens is None or not model.context_length:
-            self.token_count.show(None, None)
-            return
-        self._count_request += 1
-        messages = self.session.draft_messages(self.prompt.value, [a.path for a in self.attachments.attachments])
-        self._count_in_thread(model, messages, self.session.think, self._count_request)
-
-    @work(thread=True, exclusive=True, group="token-count")
-    def _count_in_thread(self, model: ModelInfo, messages: list[dict], think: bool, request: int) -> None:
-        """The tokenizer runs here, never on the UI thread (a pasted book takes seconds to tokenize)."""
-        try:
-            tokens = model.count_tokens(messages, think)
-        except EngineError:
-            tokens = None  # e.g. nothing typed yet in a new conversation: the template has no user turn
-        try:
-            self.app.call_from_thread(self._show_count, model, tokens, request)
-        except RuntimeError:
-            pass  # the app closed while counting
-
-    def _show_count(self, model: ModelInfo, tokens: int | None, request: int) -> None:
-        if request != self._count_request or model is not self.session.model:
-            return  # a newer count is on its way, or the model changed
-        if tokens is None and not self.prompt.value.strip() and not self.session.history:
-            tokens = 0
-        over = tokens is not None and self.session.context_verdict(model, tokens) is not None
-        self.token_count.show(tokens, model.context_length, over)
+        self.counter.recount()
 
     # ---- keys: answers, revisions, branches ---------------------------------------------------------------
 
@@ -351,44 +380,21 @@ class ChatScreen(PromptCommands, DiffusionKeys, Screen):
     def action_toggle_thinking(self) -> None:
         self.session.toggle_thinking()
 
-    # ---- copying ----------------------------------------------------------------------------------------
-
-    def copy(self, text: str, what: str) -> None:
-        self.app.copy_to_clipboard(text)
-        self.notify(f"Copied {what} to the clipboard.")
+    # ---- copying (tui.screens.answer_copy) ---------------------------------------------------------------
 
     def action_copy_answer(self) -> None:
-        focused = self.focused
-        text = focused.content if isinstance(focused, AssistantMessage) else self.session.last_answer
-        if not text:
-            self.notify("There is no answer to copy yet.")
-            return
-        self.copy(text, "the answer" if isinstance(focused, AssistantMessage) else "the last answer")
+        self.copier.answer()
 
     def action_copy_code(self) -> None:
-        target = self._target_answer()
-        if target is None:
-            self.notify("There is no answer to copy code from yet.")
-        else:
-            target.action_copy("code")
+        self.copier.part("code")
 
     def action_copy_reasoning(self) -> None:
-        target = self._target_answer()
-        if target is None:
-            self.notify("There is no answer yet.")
-        else:
-            target.action_copy("reasoning")
+        self.copier.part("reasoning")
 
     @on(AssistantMessage.CopyRequested)
     def _copy_requested(self, event: AssistantMessage.CopyRequested) -> None:
         event.stop()
-        self.copy(event.text, event.what)
+        self.copier.copy(event.text, event.what)
 
     def on_text_selected(self, event: events.TextSelected) -> None:
-        """A mouse selection in the transcript is copied as soon as it is made (in revise mode it is the span
-        to write again instead)."""
-        if any(selector.text_selection is not None for selector in self.query("SpanSelector")):
-            return
-        selected = self.get_selected_text()
-        if selected:
-            self.copy(selected, f"the selection ({len(selected)} characters)")
+        self.copier.selection()

@@ -10,12 +10,12 @@ from typing import Any, Mapping, Sequence
 
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import DataTable, Static
 
 from ..revision_compare import compare
-from ..store import Revision
+from ..records import Revision
 
 
 class CompareScreen(ModalScreen[int | None]):
@@ -28,6 +28,9 @@ class CompareScreen(ModalScreen[int | None]):
         height: auto;
         max-height: 24;
     }
+    CompareScreen #compare DataTable {
+        max-height: 60vh;   /* the title and the keys' line stay on a 24-row terminal */
+    }
     """
 
 
@@ -38,7 +41,7 @@ class CompareScreen(ModalScreen[int | None]):
         self.table = compare(self.revisions, shown, defaults)
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="compare"):
+        with VerticalScroll(can_focus=False, classes="dialog", id="compare"):
             count = len(self.revisions)
             yield Static(f"Revisions of this answer ({count})", classes="dialog-title", markup=False)
             table = DataTable(cursor_type="column", zebra_stripes=True, id="compare-table")

@@ -11,7 +11,7 @@ from typing import Awaitable, Callable
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Vertical
+from textual.containers import VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen, Screen
@@ -55,7 +55,7 @@ class ConversationsScreen(ModalScreen[int | None]):
         self.store = store
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="conversations"):
+        with VerticalScroll(can_focus=False, classes="dialog", id="conversations"):
             yield Static("Conversations", classes="dialog-title")
             yield Input(placeholder="Search all messages and titles…", id="conversation-search")
             yield OptionList(id="conversation-list")

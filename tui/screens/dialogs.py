@@ -5,7 +5,7 @@ from __future__ import annotations
 from textual import on
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.screen import ModalScreen
 from textual.suggester import Suggester
 from textual.widgets import Button, Input, Static
@@ -28,7 +28,7 @@ class TextPromptScreen(ModalScreen[str | None]):
         self.hint = hint
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(can_focus=False, classes="dialog"):
             yield Static(self.title_text, classes="dialog-title", markup=False)
             yield Input(self.value, placeholder=self.placeholder, suggester=self.suggester, id="dialog-input")
             if self.hint:
@@ -50,7 +50,7 @@ class ConfirmScreen(ModalScreen[bool]):
         self.confirm_label = confirm_label
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog"):
+        with VerticalScroll(can_focus=False, classes="dialog"):
             yield Static(self.question, classes="dialog-title", markup=False)
             with Horizontal(classes="dialog-buttons"):
                 yield Button(self.confirm_label, variant="error", id="confirm")

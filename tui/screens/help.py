@@ -47,6 +47,7 @@ On a focused message (yours or an answer):
 | [ / ] | your message: previous / next branch · an answer: previous / next revision |
 | y / c / r | an answer: copy it / its next code block / its reasoning |
 | v | the last answer: revise mode, choose a span of it to write again in place |
+| t | an answer: open / close its Thinking pane |
 
 In **revise mode** (keys of their own; `r` there re-denoises instead of copying the reasoning):
 

@@ -14,7 +14,7 @@ from pathlib import Path
 from textual import on, work
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, VerticalScroll
 from textual.content import Content
 from textual.message import Message
 from textual.screen import ModalScreen
@@ -117,8 +117,15 @@ class ModelPickerScreen(ModalScreen[None]):
         self.choices: list[ModelChoice] = [*demo_choices(), connect_choice(), *download_choices([])]
 
     def compose(self) -> ComposeResult:
-        with Vertical(classes="dialog", id="model-picker"):
+        # Scrolls to the focused control when the terminal is short; the load's status and errors sit at the
+        # top, where the eye is.
+        with VerticalScroll(can_focus=False, classes="dialog", id="model-picker"):
             yield Static("Choose a model", classes="dialog-title")
+            yield Static(self.initial_message, id="load-status", markup=False,
+                         classes="-error" if self.initial_message else "")
+            progress = ProgressBar(id="load-progress", show_eta=False)
+            progress.display = False
+            yield progress
             yield OptionList(*self._options(), id="model-choices")
             yield Static("Scanning the Hugging Face cache…", id="cache-status", classes="dialog-hint")
             yield Input(placeholder="…or a checkpoint folder / Hugging Face id (org/name)", id="model-ref",
@@ -126,13 +133,18 @@ class ModelPickerScreen(ModalScreen[None]):
             with Horizontal(classes="dialog-buttons"):
                 yield Button("Load", variant="primary", id="load")
                 yield Button("Cancel", id="cancel")
-            progress = ProgressBar(id="load-progress", show_eta=False)
-            progress.display = False
-            yield progress
-            yield Static(self.initial_message, id="load-status", markup=False)
 
     def on_mount(self) -> None:
+        status = self.query_one("#load-status")
+        status.display = bool(self.initial_message)
         self.query_one(OptionList).focus()
+        self.call_after_refresh(self._status_in_view)
+
+    def _status_in_view(self) -> None:
+        """The reason the picker opened (or the last error) comes first, even where the dialog scrolls."""
+        status = self.query_one("#load-status")
+        if status.display:
+            status.scroll_visible(animate=False, top=True)
         self._scan_cache()
 
     def _options(self) -> list[Option]:
@@ -151,6 +163,7 @@ class ModelPickerScreen(ModalScreen[None]):
         highlighted = option_list.highlighted
         option_list.set_options(self._options())
         option_list.highlighted = highlighted
+        self.call_after_refresh(self._status_in_view)
         self.query_one("#cache-status", Static).update(
             f"{len(found)} supported checkpoint(s) in the Hugging Face cache" if found
             else "No supported checkpoints in the Hugging Face cache."
@@ -213,8 +226,11 @@ class ModelPickerScreen(ModalScreen[None]):
         progress.display = True
         self._status(status)
 
-    def show_progress(self, done: int, total: int | None, description: str) -> None:
+    def show_progress(self, done: int, total: int | None, description: str, stage: str = "download") -> None:
         self.query_one(ProgressBar).update(total=total, progress=done)
+        if stage != "download":   # reading the weights, compiling kernels: the engine's own words
+            self._status(f"{description[:1].upper()}{description[1:]}… (Esc cancels)")
+            return
         size = f"{done / 2**20:.1f} MiB" + (f" of {total / 2**20:.1f} MiB" if total else "")
         self._status(f"Downloading {description}: {size} (Esc cancels)")
 
@@ -229,6 +245,9 @@ class ModelPickerScreen(ModalScreen[None]):
         status = self.query_one("#load-status", Static)
         status.remove_class("-error")
         status.update(text)
+        status.display = bool(text)
+        if text:
+            status.scroll_visible(animate=False)
 
     def action_cancel(self) -> None:
         if self.loading:

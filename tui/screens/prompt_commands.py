@@ -1,22 +1,22 @@
-"""The chat screen's prompt handling (a mixin of `ChatScreen`): what Enter does with the text — send it, resend
-an edited earlier message, the slash commands of `tui.slash_commands` (an unknown one asks first), with their
-menu shown while one is typed — the image
-attachments, the `/image` path completions, and editing an earlier message in the prompt.
-
-Its handlers follow Textual's naming convention (`on_<widget>_<message>`), which works from a mixin.
+"""The chat screen's prompt handling (`ChatScreen` delegates to it): what Enter does with the text — send it,
+resend an edited earlier message, the slash commands of `tui.slash_commands` (an unknown one asks first), with
+their menu shown while one is typed — the image attachments, the `/image` path completions, and editing an
+earlier message in the prompt.
 """
 
 from __future__ import annotations
 
-from textual.widgets import Static, TextArea
+from typing import TYPE_CHECKING
+
+from textual.widgets import Static
 
 from engine.errors import InputError
 
 from ..slash_commands import BY_NAME, split_command
-
 from ..widgets.attachments import inspect_attachment
 from ..widgets.messages import UserMessage
 from ..widgets.prompt import FILL_COMMAND, IMAGE_COMMAND, SYSTEM_COMMAND, PathSuggester, PromptInput
+from ..widgets.sampler_panel import SamplerPanel
 from ..widgets.slash_menu import SlashMenu
 from .dialogs import ConfirmScreen, TextPromptScreen
 
@@ -24,9 +24,15 @@ EDIT_BANNER = ("Editing an earlier message: Enter sends it as a new branch from 
                "[ and ] on the message switch between them) · Esc stops editing")
 COMPLETIONS_SHOWN = 12
 
+if TYPE_CHECKING:
+    from .chat import ChatScreen
+
 
 class PromptCommands:
-    async def on_prompt_input_submitted(self, event: PromptInput.Submitted) -> None:
+    def __init__(self, screen: "ChatScreen"):
+        self.screen = screen
+
+    async def submitted(self, event: PromptInput.Submitted) -> None:
         event.stop()
         text = event.value.strip()
         if text == "/":
@@ -37,25 +43,26 @@ class PromptCommands:
             return
         word, rest = split
         command = BY_NAME.get(word.lower())
+        prompt = self.screen.prompt
         if command is None or (command.action and rest):
             self._ask_before_sending(word, text)
         elif command.action:
-            self.prompt.value = ""
-            await self.run_action(command.action)
+            prompt.value = ""
+            await self.screen.run_action(command.action)
         elif command.name == IMAGE_COMMAND.strip():
             if self.attach(rest):
-                self.prompt.value = ""
+                prompt.value = ""
         elif command.name == SYSTEM_COMMAND:
-            self.session.set_system_prompt(rest)
-            self.prompt.value = ""
+            self.screen.session.set_system_prompt(rest)
+            prompt.value = ""
         elif command.name == FILL_COMMAND and await self.send_fill(rest):
-            self.prompt.remember(text)
-            self.prompt.value = ""
+            prompt.remember(text)
+            prompt.value = ""
 
     async def _send_text(self, text: str) -> None:
         if text and await self.send(text):
-            self.prompt.remember(text)
-            self.prompt.value = ""
+            self.screen.prompt.remember(text)
+            self.screen.prompt.value = ""
 
     def _ask_before_sending(self, word: str, text: str) -> None:
         """A slash word that is no command (a typo, or a path): sent as a message only once confirmed."""
@@ -63,14 +70,15 @@ class PromptCommands:
             if send:
                 await self._send_text(text)
             else:
-                self.prompt.focus()
+                self.screen.prompt.focus()
 
-        self.app.push_screen(ConfirmScreen(f"{word} is not a command (type / to list them). Send the message "
-                                           "to the model as text?", confirm_label="Send as text"), answered)
+        self.screen.app.push_screen(ConfirmScreen(f"{word} is not a command (type / to list them). Send the "
+                                                  "message to the model as text?", confirm_label="Send as text"),
+                                    answered)
 
-    def on_text_area_changed(self, event: TextArea.Changed) -> None:
-        if event.text_area is self.prompt:
-            self.query_one(SlashMenu).follow(self.prompt.value, self.unavailable_commands())
+    def text_changed(self) -> None:
+        """The prompt's text changed: the slash menu follows it."""
+        self.screen.query_one(SlashMenu).follow(self.screen.prompt.value, self.unavailable_commands())
 
     def unavailable_commands(self) -> dict[str, str]:
         refused = self.images_refused()
@@ -78,86 +86,92 @@ class PromptCommands:
 
     async def send(self, text: str) -> bool:
         """Send the prompt's text with the attachments: a new turn, or the edit of an earlier message."""
-        attachments = self.attachments.attachments
+        attachments = self.screen.attachments.attachments
         paths, labels = [a.path for a in attachments], [a.label for a in attachments]
-        if self.editing is not None:
-            return await self.session.resend(self.editing.message_id, text, paths, labels)
-        return await self.session.send(text, paths, labels)
+        if self.screen.editing is not None:
+            sent = await self.screen.session.resend(self.screen.editing.message_id, text, paths, labels)
+        else:
+            sent = await self.screen.session.send(text, paths, labels)
+        if sent:
+            self.say_unused_values()
+        return sent
+
+    def say_unused_values(self) -> None:
+        """A turn sent while a sampler field holds an invalid value: say which value it used instead."""
+        unused = self.screen.query_one(SamplerPanel).unused_values()
+        if unused:
+            self.screen.notify("Sent with the last valid settings — " + "; ".join(unused) +
+                               " (fix it in the sampler panel, ctrl+b).", severity="warning", timeout=10)
 
     async def send_fill(self, text: str) -> bool:
         """`/fill TEXT`: a new turn answered by TEXT with its holes filled."""
-        if self.editing is not None:
-            self.notify("A template is sent as a new turn: stop editing first (Esc).", severity="warning")
+        if self.screen.editing is not None:
+            self.screen.notify("A template is sent as a new turn: stop editing first (Esc).", severity="warning")
             return False
-        if self.attachments.attachments:
-            self.notify("A template's turn takes no images: remove the chips first.", severity="warning")
+        if self.screen.attachments.attachments:
+            self.screen.notify("A template's turn takes no images: remove the chips first.", severity="warning")
             return False
-        return await self.session.send_fill(text)
+        return await self.screen.session.send_fill(text)
 
     # ---- editing an earlier message --------------------------------------------------------------------
 
-    def on_user_message_edit_requested(self, event: UserMessage.EditRequested) -> None:
+    def edit_requested(self, event: UserMessage.EditRequested) -> None:
         event.stop()
-        if self.session.generation is not None:
-            self.notify("An answer is being written: edit when it is done (Esc cancels it).", severity="warning")
+        if self.screen.session.generation is not None:
+            self.screen.notify("An answer is being written: edit when it is done (Esc cancels it).",
+                               severity="warning")
             return
-        self.editing = event.widget
-        banner = self.query_one("#edit-banner", Static)
+        self.screen.editing = event.widget
+        banner = self.screen.query_one("#edit-banner", Static)
         banner.update(EDIT_BANNER)
         banner.display = True
-        self.prompt.value = event.widget.content
-        self.attachments.clear()
+        self.screen.prompt.value = event.widget.content
+        self.screen.attachments.clear()
         for path in event.widget.images:  # sent again with the edit unless removed
             self.attach(path)
-        self.prompt.focus()
+        self.screen.prompt.focus()
 
-    def action_edit_last_message(self) -> None:
-        users = [turn for turn in self.transcript.turns if isinstance(turn, UserMessage) and turn.message_id]
+    def edit_last_message(self) -> None:
+        users = [turn for turn in self.screen.transcript.turns if isinstance(turn, UserMessage) and turn.message_id]
         if not users:
-            self.notify("There is no sent message to edit yet.")
+            self.screen.notify("There is no sent message to edit yet.")
             return
         users[-1].action_edit()
 
     def stop_editing(self, clear: bool = False) -> None:
-        if self.editing is None:
+        if self.screen.editing is None:
             return
-        self.editing = None
-        self.query_one("#edit-banner", Static).display = False
+        self.screen.editing = None
+        self.screen.query_one("#edit-banner", Static).display = False
         if clear:
-            self.prompt.value = ""
-            self.attachments.clear()
+            self.screen.prompt.value = ""
+            self.screen.attachments.clear()
 
     # ---- images ------------------------------------------------------------------------------------------
 
-    def on_prompt_input_completions(self, event: PromptInput.Completions) -> None:
+    def completions(self, event: PromptInput.Completions) -> None:
         event.stop()
         names = event.names
         listed = "  ".join(names[:COMPLETIONS_SHOWN])
         if len(names) > COMPLETIONS_SHOWN:
             listed += f"  … {len(names) - COMPLETIONS_SHOWN} more"
-        completions = self.query_one("#completions", Static)
+        completions = self.screen.query_one("#completions", Static)
         completions.update(listed + ("   (→ or Tab completes)" if names else ""))
         completions.display = bool(names)
 
     def images_refused(self) -> str | None:
         """Why no image can be attached now (a text-only model), or None."""
-        model = self.session.model
+        model = self.screen.session.model
         if model is not None and not model.supports_images:
             return f"{model.name} is text-only and cannot read images."
         return None
 
-    def check_action(self, action: str, parameters: tuple[object, ...]) -> bool | None:
-        # None: shown disabled in the footer (its tooltip says why), and the key does nothing.
-        if action == "attach_image" and self.images_refused():
-            return None
-        return super().check_action(action, parameters)
-
-    def action_attach_image(self) -> None:
+    def attach_image(self) -> None:
         refused = self.images_refused()
         if refused:   # (the palette can still call it) before any path is asked for
-            self.notify(refused, severity="warning")
+            self.screen.notify(refused, severity="warning")
             return
-        self.app.push_screen(
+        self.screen.app.push_screen(
             TextPromptScreen("Attach an image", placeholder="path to a PNG, JPEG, WebP, … file",
                              suggester=PathSuggester(), hint="→ completes the path · Enter attaches · Esc cancels"),
             lambda path: self.attach(path) if path else None,
@@ -167,28 +181,28 @@ class PromptCommands:
         """Check and attach an image; every refusal is one notice and nothing is attached."""
         refused = self.images_refused()
         if refused:
-            self.notify(refused, severity="error")
+            self.screen.notify(refused, severity="error")
             return False
         if not path:
-            self.notify("Give a path: /image PATH", severity="warning")
+            self.screen.notify("Give a path: /image PATH", severity="warning")
             return False
-        model = self.session.model
+        model = self.screen.session.model
         try:
             attachment = inspect_attachment(path, model.image_budget if model is not None else None)
         except InputError as exc:
-            self.notify(str(exc), severity="error")
+            self.screen.notify(str(exc), severity="error")
             return False
-        if not self.attachments.add(attachment):
-            self.notify(f"{attachment.name} is already attached.")
+        if not self.screen.attachments.add(attachment):
+            self.screen.notify(f"{attachment.name} is already attached.")
         return True
 
     # ---- the system prompt -------------------------------------------------------------------------------
 
-    def action_system_prompt(self) -> None:
-        self.app.push_screen(
-            TextPromptScreen("System prompt for this conversation", value=self.session.system_prompt or "",
+    def system_prompt(self) -> None:
+        self.screen.app.push_screen(
+            TextPromptScreen("System prompt for this conversation", value=self.screen.session.system_prompt or "",
                              placeholder="e.g. You are a terse assistant. (empty: none)",
                              hint="Enter sets it (from the next answer) · empty removes it · Esc cancels · "
                                   "several lines: /system TEXT in the message box", allow_empty=True),
-            lambda text: self.session.set_system_prompt(text) if text is not None else None,
+            lambda text: self.screen.session.set_system_prompt(text) if text is not None else None,
         )

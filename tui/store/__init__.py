@@ -1,13 +1,13 @@
 """Saved conversations: a SQLite database in the user's data folder.
 
 The package keeps the parts apart: `store` (the `ConversationStore` class: open, transactions, reads and
-writes), `records` (what it hands out), `schema` and `migrations/` (the version ladder), `tree` (the SQL of
-branches and revisions), `trajectories` (recorded denoising, capped), `search` (FTS5 or LIKE) and `export`
-(Markdown). Everything a caller needs is importable from here.
+writes), `rows` (SQLite rows to the records of `tui.records`, re-exported here), `schema` and `migrations/`
+(the version ladder), `tree` (the SQL of branches and revisions), `trajectories` (recorded denoising,
+capped), `search` (FTS5 or LIKE) and `export` (Markdown). Everything a caller needs is importable from here.
 """
 
 from .export import export_file_name
-from .records import (
+from ..records import (
     ROLES,
     STATUSES,
     Conversation,

@@ -11,8 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
+from ..records import Conversation, Revision
 from ..words import human, per_block
-from .records import Conversation, Revision
 
 _STOPPED = {"cancelled": "*(cancelled)*", "error": "*(stopped by an error)*"}
 

@@ -23,7 +23,7 @@ from contextlib import contextmanager
 from pathlib import Path
 
 from .migrations import Migration, run, v1, v2
-from .records import StoreError
+from ..records import StoreError
 
 MIGRATIONS: tuple[Migration, ...] = (v1.MIGRATION, v2.MIGRATION)
 SCHEMA_VERSION = len(MIGRATIONS)

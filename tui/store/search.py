@@ -11,7 +11,8 @@ import re
 from collections.abc import Callable, Sequence
 from typing import Any
 
-from .records import SearchHit, to_time
+from ..records import SearchHit
+from .rows import to_time
 
 # Runs one SELECT and returns its rows; the store's version turns sqlite3 errors into StoreError.
 Query = Callable[[str, Sequence[Any]], list[tuple]]

@@ -24,8 +24,9 @@ import platformdirs
 
 from . import schema, trajectories, tree
 from .export import to_markdown
-from .records import ROLES, STATUSES, Conversation, ConversationSummary, Message, NotFoundError, Revision, SearchHit
-from .records import StoreError, check_choice, message_from_row, one_line, revision_from_row, to_json, to_time
+from ..records import ROLES, STATUSES, Conversation, ConversationSummary, Message, NotFoundError, Revision, SearchHit
+from ..records import StoreError
+from .rows import check_choice, message_from_row, one_line, revision_from_row, to_json, to_time
 from .search import search
 
 DATA_DIR_ENV = "DIFFUSION_CHAT_DATA_DIR"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import sqlite3
 
-from .records import NotFoundError
+from ..records import NotFoundError
 
 
 def save(connection: sqlite3.Connection, revision_id: int, data: bytes, cap: int, now: float) -> bool:

@@ -17,7 +17,7 @@ from textual.geometry import Size
 from textual.renderables.sparkline import Sparkline
 from textual.widget import Widget
 
-from ..store import Message
+from ..records import Message
 from ..words import count
 
 # Wider sparklines only stretch the same few bars.

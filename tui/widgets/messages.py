@@ -25,10 +25,9 @@ from textual.widgets.markdown import MarkdownFence
 
 from engine.events import Step
 
-from ..conversation_path import Place
-from ..diffusion_turns import LAST_ANSWER_ONLY
+
 from ..fences import Fence, code_fences
-from ..store import Message
+from ..records import Message, Place
 from .answer_text import FilledText, SpanSelector
 from .block_steps import BlockSteps, shown_blocks, shown_edits
 from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
@@ -91,12 +90,20 @@ class AssistantMessage(Vertical, can_focus=True):
         Binding("c", "copy('code')", "Copy code"),
         Binding("r", "copy('reasoning')", "Copy reasoning", show=False),
         Binding("v", "revise", "Revise a span"),
+        Binding("t", "toggle_thinking_pane", "Thinking pane", show=False),
     ]
 
     class RevisionRequested(TextualMessage):
         def __init__(self, message_id: int, delta: int):
             super().__init__()
             self.message_id, self.delta = message_id, delta
+
+    class ReviseRequested(TextualMessage):
+        """Revise mode on this answer, if the session allows it (the chat screen asks it, then `enter_revise`)."""
+
+        def __init__(self, widget: "AssistantMessage"):
+            super().__init__()
+            self.widget = widget
 
     class CopyRequested(TextualMessage):
         """Copy `text`; `what` says what it is, for the notice."""
@@ -184,8 +191,10 @@ class AssistantMessage(Vertical, can_focus=True):
         self.canvas.show_note(text)
 
     async def add_block(self, content_delta: str, reasoning_delta: str) -> None:
-        """Append one committed block; clears the canvas (its block is now text)."""
-        self.canvas.clear()
+        """Append one committed block. Its last frame stays on the canvas until the next block's first frame
+        replaces it (a block that resolves in one step would otherwise never be seen); a note stays as it is."""
+        if self.canvas.note:
+            self.canvas.clear()
         answer_started = bool(self.content or content_delta)
         # Text first, rendering second: a frame drawn while the Markdown renders must already see this block.
         self.reasoning += reasoning_delta
@@ -260,21 +269,19 @@ class AssistantMessage(Vertical, can_focus=True):
             self.revising.focus()
         elif self.message_id is None or not self.finished:
             self.notify("Revise an answer once it is written and saved.")
-        elif not self.content or self.status == "error":
-            self.notify("This answer has no text to revise.")
-        elif self._turns_after():
-            self.notify(LAST_ANSWER_ONLY, markup=False)
         else:
-            selector = SpanSelector(self.content, self.message_id, id="revise")
-            await self.mount(selector, after=self.filled)
-            self._show_text_view()
-            selector.focus()
-            self.notify("Revise mode: ←/→ move, shift+←/→ select (ctrl: by word; or drag), Enter or r writes the "
-                        "span again, Esc leaves.", markup=False)
+            self.post_message(self.ReviseRequested(self))
 
-    def _turns_after(self) -> bool:
-        siblings = list(self.parent.children) if self.parent is not None else [self]
-        return any(isinstance(turn, (UserMessage, AssistantMessage)) for turn in siblings[siblings.index(self) + 1:])
+    async def enter_revise(self) -> None:
+        """Revise mode, once the session said this answer can be revised."""
+        if self.revising is not None or self.message_id is None:
+            return
+        selector = SpanSelector(self.content, self.message_id, id="revise")
+        await self.mount(selector, after=self.filled)
+        self._show_text_view()
+        selector.focus()
+        self.notify("Revise mode: ←/→ move, shift+←/→ select (ctrl: by word; or drag), Enter or r writes the "
+                    "span again, Esc leaves.", markup=False)
 
     async def leave_revise(self) -> None:
         selector = self.revising
@@ -336,6 +343,13 @@ class AssistantMessage(Vertical, can_focus=True):
         self._mark_fence(index, len(shown))
         event.stop()
         self.post_message(self.CopyRequested(code, f"code block {index + 1}/{len(shown)}"))
+
+    def action_toggle_thinking_pane(self) -> None:
+        """Open or close this answer's Thinking pane (it collapses once the answer starts)."""
+        if not self.reasoning:
+            self.notify("This answer has no reasoning.")
+            return
+        self.thinking.collapsed = not self.thinking.collapsed
 
     def action_revision(self, delta: int) -> None:
         if self.message_id is not None:  # (while it is written again, the session says why it must wait)

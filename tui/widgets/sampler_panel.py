@@ -2,7 +2,8 @@
 are typed.
 
 A value is checked with `engine.settings` on every keystroke; a bad one shows the SettingsError line (settings
-named by their labels) under the fields and is not used. Every valid change is announced with
+named by their labels) right under its field and is not used (`unused_values` says what was used instead, for
+the turn sent meanwhile). Esc leaves the panel. Every valid change is announced with
 `SamplerPanel.Changed`, which the app applies from the next turn and saves. The panel also chooses what the
 canvas shows for positions not yet accepted (`SamplerPanel.CanvasModeChanged`).
 """
@@ -60,16 +61,20 @@ class SamplerPanel(VerticalScroll):
         border: none;
         padding: 0 1;
     }
-    SamplerPanel Switch:focus {
+    /* Every control shows where the focus is: the compact dropdowns and the switch draw none of their own. */
+    SamplerPanel Switch:focus, SamplerPanel Select:focus-within, SamplerPanel Button:focus {
         border: none;
-        background: $boost;
+        background: $accent 50%;
     }
     SamplerPanel Input.-invalid {
         background: $error 30%;
     }
-    SamplerPanel #sampler-error {
+    SamplerPanel .field-error {
+        display: none;
         color: $error;
-        margin: 1 0 0 0;
+    }
+    SamplerPanel .field-error.-shown {
+        display: block;
     }
     SamplerPanel #sampler-reset {
         margin: 1 0;
@@ -79,6 +84,11 @@ class SamplerPanel(VerticalScroll):
         def __init__(self, settings: Settings):
             super().__init__()
             self.settings = settings
+
+    class Closed(Message):
+        """Esc in the panel: it closed (the focus goes back to the prompt)."""
+
+    BINDINGS = [("escape", "close", "Close the panel")]
 
     class CanvasModeChanged(Message):
         def __init__(self, mode: CanvasMode):
@@ -92,7 +102,21 @@ class SamplerPanel(VerticalScroll):
         self.canvas_mode: CanvasMode = "candidates"
         self.defaults: dict = {}
         self.offered: set[str] | None = None
+        self.invalid: dict[str, str] = {}   # setting -> the text typed that is not used (its error is shown)
         self.can_focus = False
+
+    def action_close(self) -> None:
+        self.remove_class("-open")
+        self.post_message(self.Closed())
+
+    def unused_values(self) -> list[str]:
+        """For each field whose typed text is not valid: what the next turn uses instead."""
+        notes = []
+        for name, typed in self.invalid.items():
+            used = getattr(self.settings, name)
+            used = f"{used} " if used is not None else f"{self.defaults.get(name, 'the default')} (checkpoint) "
+            notes.append(f"{SPECS[name].label_for(self.family)}: {typed!r} is not valid, used {used.strip()}")
+        return notes
 
     def compose(self) -> ComposeResult:
         yield from self._contents()
@@ -105,6 +129,7 @@ class SamplerPanel(VerticalScroll):
         self.family, self.settings, self.canvas_mode = family, settings, canvas_mode
         self.defaults = defaults or {}
         self.offered = None if offered is None else set(offered)
+        self.invalid = {}
         await self.remove_children()
         await self.mount_all(self._contents())
 
@@ -126,7 +151,7 @@ class SamplerPanel(VerticalScroll):
         for name, spec in self._specs().items():
             widgets.append(Label(spec.label_for(self.family), classes="field-label"))
             widgets.append(self._editor(name, getattr(self.settings, name)))
-        widgets.append(Static("", id="sampler-error", markup=False))
+            widgets.append(Static("", id=f"error-{name}", classes="field-error", markup=False))
         widgets.append(Button("Reset to checkpoint defaults", id="sampler-reset", compact=True))
         return widgets
 
@@ -153,17 +178,25 @@ class SamplerPanel(VerticalScroll):
     def _message(self, error: SettingsError) -> str:
         return error.render(lambda name: SPECS[name].label_for(self.family))
 
-    def _apply(self, name: str, value) -> None:
-        error = self.query_one("#sampler-error", Static)
-        editor = self.query_one(f"#setting-{name}")
+    def _show_error(self, name: str, message: str, typed: str = "") -> None:
+        """The field's own error line under it ("" clears it)."""
+        error = self.query_one(f"#error-{name}", Static)
+        error.update(message)
+        error.set_class(bool(message), "-shown")
+        self.query_one(f"#setting-{name}").set_class(bool(message), "-invalid")
+        if message:
+            self.invalid[name] = typed
+            error.scroll_visible(animate=False)
+        else:
+            self.invalid.pop(name, None)
+
+    def _apply(self, name: str, value, typed: str = "") -> None:
         try:
             candidate = self.settings.replace(**{name: value}).validated()
         except SettingsError as exc:
-            error.update(self._message(exc))
-            editor.add_class("-invalid")
+            self._show_error(name, self._message(exc), typed or _shown(value))
             return
-        error.update("")
-        editor.remove_class("-invalid")
+        self._show_error(name, "")
         if candidate != self.settings:
             self.settings = candidate
             self.post_message(self.Changed(candidate))
@@ -177,10 +210,9 @@ class SamplerPanel(VerticalScroll):
         try:
             value = parse_text(name, event.value)
         except SettingsError as exc:
-            self.query_one("#sampler-error", Static).update(self._message(exc))
-            event.input.add_class("-invalid")
+            self._show_error(name, self._message(exc), event.value)
             return
-        self._apply(name, value)
+        self._apply(name, value, event.value)
 
     @on(Switch.Changed)
     def _switch_changed(self, event: Switch.Changed) -> None:

@@ -11,8 +11,8 @@ from textual.containers import Vertical, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import Static
 
-from ..conversation_path import Place
-from ..store import Conversation, Message
+
+from ..records import Conversation, Message, Place
 from .example_prompts import ExamplePrompts
 from .messages import AssistantMessage, UserMessage
 from .printable import flowing

@@ -12,8 +12,8 @@ from textual.containers import Horizontal, Vertical
 from textual.message import Message as TextualMessage
 from textual.widgets import Static
 
-from ..conversation_path import Place
-from ..store import Message
+
+from ..records import Message, Place
 from .printable import flowing
 from .thumbnail import Thumbnail
 

@@ -30,6 +30,8 @@ class Generation:
     started_at: float
     revision_of: int | None = None   # the assistant message this answer is a new revision of
     fill_kind: FillKind | None = None   # the answer is a template's (GenerationRequest.fill)
+    think: bool = False          # asked with thinking on
+    frames: bool = True          # the backend shows canvas frames (a remote server: committed blocks only)
     started: Started | None = None
     committed_block: int = -1
     generated_tokens: int = 0

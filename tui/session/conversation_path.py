@@ -8,22 +8,12 @@ and the transcript telling different stories.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Sequence
 
 from engine.events import Finished, Started
 
-from .store import ConversationStore, Message
-
-
-@dataclass(frozen=True)
-class Place:
-    """Where a shown message sits among its alternatives: a user message among the edits sent at its place
-    (branches), an assistant message among its revisions (regenerated answers). `number` counts from 1."""
-
-    message_id: int
-    number: int
-    count: int
+from ..records import Message, Place
+from ..store import ConversationStore
 
 
 def engine_history(messages: Sequence[Message]) -> list[dict]:

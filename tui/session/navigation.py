@@ -1,22 +1,25 @@
-"""The part of the chat session that moves along a conversation's saved tree, without Textual: which path is
-shown (branches made by edits), which revision of an answer is current, the system prompt, thinking.
+"""The open conversation and the moves along its saved tree, without Textual: which path is shown (branches
+made by edits), which revision of an answer is current, the system prompt, thinking.
 
-`ChatSession` (tui/chat_session.py) builds on `ConversationState` and adds the answers being written.
+`ConversationState` is what the session knows of the open conversation; `Navigation` changes it through the
+store and shows the result. The answer being written (tui/session/answer.py) is asked about, never touched.
 """
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Callable
 
+from ..records import Conversation, Message, Revision
+from ..store import ConversationStore, StoreError
 from .conversation_path import Place, engine_history, place_of, places
-from .store import Conversation, ConversationStore, Message, Revision, StoreError
+from .generation import Generation
+from .view import ChatView
 
 
 class ConversationState:
     """The open conversation: its saved path, the history the engine gets from it, its system prompt."""
 
-    def __init__(self, store: ConversationStore, view: Any, *, think: bool, system_prompt: str | None):
-        self.store, self.view = store, view
+    def __init__(self, *, think: bool, system_prompt: str | None):
         self.default_think = think
         self.default_system_prompt = prompt_text(system_prompt)   # for new conversations (`--system`)
         self.conversation_id: int | None = None
@@ -25,24 +28,36 @@ class ConversationState:
         self.messages: tuple[Message, ...] = ()  # the current path as saved, root first
         self.history: list[dict] = []            # what the engine gets: role/content of the saved turns
         self.last_answer = ""
-        self.generation: Any = None              # the answer being written (see ChatSession)
-        self.model: Any = None                   # the loaded engine.ModelInfo (set by the app)
 
-    def _load(self, conversation: Conversation) -> None:
+    def load(self, conversation: Conversation) -> None:
         self.messages = conversation.messages
         self.history = engine_history(conversation.messages)
         answers = [m.content for m in conversation.messages if m.role == "assistant" and m.content]
         self.last_answer = answers[-1] if answers else ""
 
-    def _reload(self) -> Conversation:
-        """Read the current path again after a change (raises StoreError)."""
-        conversation = self.store.get(self.conversation_id)
-        self._load(conversation)
-        return conversation
+    def open(self, conversation: Conversation | None) -> None:
+        """Another conversation (None: a new one, with this run's defaults)."""
+        if conversation is None:
+            self.conversation_id = None
+            self.think, self.system_prompt = self.default_think, self.default_system_prompt
+            self.messages, self.history, self.last_answer = (), [], ""
+        else:
+            self.conversation_id = conversation.id
+            self.think, self.system_prompt = conversation.think, conversation.system_prompt
+            self.load(conversation)
+
+
+class Navigation:
+    """Branches, revisions, the system prompt and thinking of the open conversation. `writing()` is the answer
+    being written, if any (some moves wait for it)."""
+
+    def __init__(self, store: ConversationStore, view: ChatView, state: ConversationState,
+                 writing: Callable[[], Generation | None]):
+        self.store, self.view, self.state, self.writing = store, view, state, writing
 
     async def switch_branch(self, message_id: int, delta: int) -> None:
         """Show the previous (-1) or next (+1) alternative of a user message: another edit sent at its place."""
-        if self.generation is not None:
+        if self.writing() is not None:
             self.view.notify("An answer is being written: switch branches when it is done (Esc cancels it).",
                              "warning")
             return
@@ -53,7 +68,7 @@ class ConversationState:
                 self.view.notify(f"Branch {index + 1 - delta} of {len(siblings)}: there is no other one that way.")
                 return
             conversation = self.store.switch_branch(siblings[index])
-            self._load(conversation)
+            self.state.load(conversation)
             shown_places = places(self.store, conversation.messages)
         except StoreError as exc:
             self.view.notify(str(exc), "error")
@@ -72,7 +87,7 @@ class ConversationState:
 
     async def show_revision(self, message_id: int, number: int) -> None:
         """Show revision `number` of an answer; the next turn continues from it."""
-        generation = self.generation
+        generation = self.writing()
         if generation is not None and generation.revision_of == message_id:
             self.view.notify("This answer is being written again; wait for it or press Esc.", "warning")
             return
@@ -82,7 +97,7 @@ class ConversationState:
                 self.view.notify(f"Revision {place.number} of {place.count}: there is no other one that way.")
                 return
             message = self.store.set_current_revision(message_id, number)
-            self._reload()
+            self.state.load(self.store.get(self.state.conversation_id))
         except StoreError as exc:
             self.view.notify(str(exc), "error")
             return
@@ -91,7 +106,7 @@ class ConversationState:
     def answer_revisions(self, message_id: int | None = None) -> tuple[Message, list[Revision]] | None:
         """An answer (the last one by default) and all its revisions, for comparing them; None, with a notice,
         when there is none."""
-        answers = [m for m in self.messages if m.role == "assistant" and m.id == (message_id or m.id)]
+        answers = [m for m in self.state.messages if m.role == "assistant" and m.id == (message_id or m.id)]
         if not answers:
             self.view.notify("There is no answer to compare yet: regenerate one with ctrl+g.")
             return None
@@ -104,36 +119,35 @@ class ConversationState:
     def set_system_prompt(self, text: str | None) -> None:
         """This conversation's system prompt (None or blank: none), used from the next request on."""
         text = prompt_text(text)
-        if self.conversation_id is not None:
+        if self.state.conversation_id is not None:
             try:
-                self.store.set_system_prompt(self.conversation_id, text)
+                self.store.set_system_prompt(self.state.conversation_id, text)
             except StoreError as exc:
                 self.view.notify(str(exc), "error")
                 return
-        self.system_prompt = text
+        self.state.system_prompt = text
         self.view.show_system_prompt(text)
         self.view.notify("System prompt set for this conversation (from the next answer)." if text
                          else "System prompt removed from this conversation.")
 
     def renamed(self, conversation_id: int, title: str) -> None:
-        if conversation_id == self.conversation_id:
+        if conversation_id == self.state.conversation_id:
             self.view.show_title(title)
 
-    def toggle_thinking(self) -> None:
-        self.think = not self.think
-        if self.conversation_id is not None:
+    def toggle_thinking(self, model=None) -> None:
+        """`model`: the loaded engine.ModelInfo, whose template may have no thinking channel."""
+        self.state.think = not self.state.think
+        if self.state.conversation_id is not None:
             try:
-                self.store.set_think(self.conversation_id, self.think)
+                self.store.set_think(self.state.conversation_id, self.state.think)
             except StoreError as exc:
                 self.view.notify(str(exc), "error")
-        self.view.show_thinking(self.think)
-        if self.think and self.model is not None and not self.model.thinking:
-            self.view.notify(f"Thinking on for this conversation, but {self.model.name} has no thinking channel: "
+        self.view.show_thinking(self.state.think)
+        if self.state.think and model is not None and not model.thinking:
+            self.view.notify(f"Thinking on for this conversation, but {model.name} has no thinking channel: "
                              "it answers without reasoning.", "warning")
             return
-        self.view.notify(f"Thinking {'on' if self.think else 'off'} for this conversation (from the next turn).")
-
-
+        self.view.notify(f"Thinking {'on' if self.state.think else 'off'} for this conversation (from the next turn).")
 
 
 def prompt_text(text: str | None) -> str | None:
