@@ -85,3 +85,22 @@ def test_a_text_completion_is_logged_and_counted_with_the_usage_it_reported(logg
     assert line.group(2) == "/v1/completions" and int(line.group(5)) == reply.usage.completion_tokens == 6
     assert metric(text, "diffusion_chat_completion_tokens_total") == 6
     assert metric(text, 'diffusion_chat_requests_total{method="POST",path="/v1/completions",status="200"}') == 1
+
+
+def test_the_log_follows_stderr_when_it_is_replaced(monkeypatch):
+    """configure_logging once, stderr replaced and the old one closed: lines go to the new one, and no
+    'I/O operation on closed file' report (the handler used to hold the stream of the moment)."""
+    import io
+    import logging
+
+    from engine.serve.run import configure_logging
+
+    first = io.StringIO()
+    monkeypatch.setattr("sys.stderr", first)
+    configure_logging("info")
+    first.close()
+    second = io.StringIO()
+    monkeypatch.setattr("sys.stderr", second)
+    logging.getLogger("diffusion_chat.serve").info("POST /v1/models 200")
+    lines = second.getvalue().splitlines()
+    assert len(lines) == 1 and lines[0].endswith("INFO POST /v1/models 200"), lines

@@ -88,9 +88,22 @@ def _uvicorn_server(app, bridge: EngineBridge, say: Callable[[str], None] = lamb
                                          timeout_graceful_shutdown=GRACEFUL_S, lifespan="off"))
 
 
+class _StderrHandler(logging.StreamHandler):
+    """Writes to whatever `sys.stderr` is when a line is logged: a handler bound to the stream of the moment
+    wrote into a closed file once that stream was replaced (a host program's, or a test's, captured stderr)."""
+
+    @property
+    def stream(self):
+        return sys.stderr
+
+    @stream.setter
+    def stream(self, value) -> None:
+        pass
+
+
 def configure_logging(level: str) -> None:
     """The server's log (access lines at info, refusals to log at warning) on stderr, at `level`."""
-    handler = logging.StreamHandler(sys.stderr)
+    handler = _StderrHandler()
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(message)s", "%Y-%m-%d %H:%M:%S"))
     logger = logging.getLogger("diffusion_chat")
     logger.handlers[:] = [handler]
