@@ -96,6 +96,9 @@ def test_serve_help_says_left_out_flags_take_the_checkpoint_defaults_not_saved_s
     text = " ".join(capsys.readouterr().out.split())
     assert "the saved setting" not in text
     assert "left out = the checkpoint's generation_config (serve does not read the app's config.toml)" in text
+    # What serve really does: a fresh seed per request, and batches (the help said "one at a time", "default 0").
+    assert "default: a new seed per request" in text and "(default 0)" not in text.split("--seed N", 1)[1][:80]
+    assert "one at a time" not in text and "denoised together in one batched forward pass" in text
     with pytest.raises(SystemExit):
         main(["--help"])
     assert "left out = the saved setting" in " ".join(capsys.readouterr().out.split())  # the app does read them

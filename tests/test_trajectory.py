@@ -11,7 +11,8 @@ from conftest import CHECKPOINTS
 
 import engine
 from engine.errors import InputError
-from engine.events import BlockCommitted, Finished, GenerationRequest, GenerationUpdate, ModelLoaded, Step
+from engine.events import (BlockCommitted, Finished, GenerationRequest, GenerationUpdate, LoadProgress, ModelLoaded,
+                           Step)
 from engine.replay import ReplayRandomness, fill_template, replay
 from engine.trajectory import MAGIC, Trajectory, decode, encode
 from engine.worker import EngineWorker
@@ -150,7 +151,9 @@ def test_no_trajectory_unless_asked_and_the_engine_thread_passes_requests_on(dg)
     worker = EngineWorker(updates.put).start()
     try:
         worker.load_model(str(CHECKPOINTS / "dg_text"))
-        assert isinstance(updates.get(timeout=60), ModelLoaded)
+        while isinstance(event := updates.get(timeout=60), LoadProgress):
+            pass   # the load's stages (reading, compiling kernels)
+        assert isinstance(event, ModelLoaded)
         worker.generate(GenerationRequest(messages=({"role": "user", "content": "Hi"},),
                                           settings=engine.Settings(max_denoising_steps=2),
                                           fill=engine.fill.parse_fill("Hello ___{4} world"), record=True))

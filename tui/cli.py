@@ -28,7 +28,8 @@ first). Sampler options left out take the checkpoint's defaults."""
 
 SERVE_DESCRIPTION = """\
 Serve the model over HTTP with OpenAI's chat and text completions APIs, on one engine thread:
-requests are queued and answered one at a time (the X-Queue-Position header says how many were ahead).
+up to --max-batch requests are denoised together in one batched forward pass, the rest wait in a
+queue (the X-Queue-Position header says how many were ahead).
 
   GET  /health                no key needed
   GET  /metrics               Prometheus text: requests, tokens, queue depth, steps per block, s/step
@@ -104,7 +105,9 @@ def serve_parser() -> argparse.ArgumentParser:
                         help="requests denoised together in one batched forward pass (default 4; "
                              "1 = one after another)")
     add_sampler_flags(parser, left_out="left out = the checkpoint's generation_config (serve does not read the "
-                                       "app's config.toml); each request may override them")
+                                       "app's config.toml); each request may override them",
+                      helps={"seed": "seed of every random draw (default: a new seed per request, reported in "
+                                     "the response)"})
     return parser
 
 

@@ -63,10 +63,12 @@ def add_model_flags(parser: argparse.ArgumentParser) -> None:
 SAVED_OR_CHECKPOINT = "left out = the saved setting, else the checkpoint's generation_config"
 
 
-def add_sampler_flags(parser: argparse.ArgumentParser, left_out: str = SAVED_OR_CHECKPOINT) -> None:
+def add_sampler_flags(parser: argparse.ArgumentParser, left_out: str = SAVED_OR_CHECKPOINT,
+                      helps: dict[str, str] | None = None) -> None:
     """One flag per `engine.Settings` field, from its schema. A flag left out is absent from the result (not
     "equal to the default"), so it never overrides a saved setting; booleans also get a `--no-` form.
-    `left_out` says what a flag left out means for this command."""
+    `left_out` says what a flag left out means for this command; `helps` replaces a field's help text where
+    this command's default differs from the schema's."""
     from engine.settings import SPECS, flag
 
     groups = {
@@ -76,7 +78,7 @@ def add_sampler_flags(parser: argparse.ArgumentParser, left_out: str = SAVED_OR_
     }
     for name, spec in SPECS.items():
         group = groups["both" if len(spec.families) > 1 else spec.families[0]]
-        options = dict(dest=name, default=argparse.SUPPRESS, help=spec.help)
+        options = dict(dest=name, default=argparse.SUPPRESS, help=(helps or {}).get(name, spec.help))
         if spec.kind is bool:
             group.add_argument(flag(name), action=argparse.BooleanOptionalAction, **options)
         else:
