@@ -61,7 +61,7 @@ card_dg="\`scripts/demo/reproduce.sh\` (nine phases: $phases, then with a fourth
 # session's end): LLaDA-2 fine-tuned from the bundled weights on small talk with 70 % of its chat turns composed
 # (scripts/demo/chat_compose.py: thanks and out-of-scope first), one thread in the background. DiffusionGemma's
 # bundled weights are 8-bit, which --init-from refuses: its fine-tune needs the float run state or a dequantizer.
-# Bundle only if bench/eval_demo.py --panel --grid beats the bundled demo on every bar (docs/pending/issue-26.md).
+# Bundle only if bench/eval_demo.py --panel --grid beats the bundled demo on every bar (bench/README.md, demo models).
 finetune_llada2() {
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/llada2_finetune" \
         --init-from tui/demo/llada2-demo --steps 1500 --warmup 50 --lr 3e-4 --min-lr 5e-5 --focus chat \
