@@ -6,9 +6,18 @@ shot, and nothing on screen that depends on the clock or on timing.
 
 from __future__ import annotations
 
+import pytest
 from tui_helpers import app_env, make_app, wait_for, wait_for_model  # noqa: F401  (app_env is a fixture)
 
 SIZE = (110, 34)
+
+
+@pytest.fixture(autouse=True)
+def _no_machine_notices(monkeypatch):
+    """A shot must not depend on the machine: on a Linux CPU without OpenBLAS the engine's slow-BLAS notice
+    would show as a notification over the layout (it did on a fresh CI machine)."""
+    from engine.cpu import device
+    monkeypatch.setattr(device, "notices", lambda: ())
 
 
 async def _model_loaded(pilot) -> None:
