@@ -257,3 +257,18 @@ async def test_command_palette_offers_the_app_commands_and_they_work(app_env, tm
         shown = app.screen.query_one(CommandList)
         titles = [str(shown.get_option_at_index(i).prompt) for i in range(shown.option_count)]
         assert any("Canvas: show noise" in title for title in titles)
+
+
+async def test_the_picker_scans_the_cache_once(app_env, monkeypatch):
+    """The scan ran again after every result (each result scrolled the status into view, which scanned again):
+    a loop of cache scans for as long as the picker was open, and a NoMatches once it was dismissed."""
+    import tui.screens.model_picker as picker_module
+
+    scans = []
+    real = picker_module.cached_checkpoints
+    monkeypatch.setattr(picker_module, "cached_checkpoints", lambda: scans.append(1) or real())
+    app = make_app(None)
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen) and scans, "the scan")
+        await pilot.pause(0.5)
+        assert len(scans) == 1

@@ -18,7 +18,7 @@ from .. import wire
 from ..events import BlockCommitted, Finished, GenerationFailed, ModelInfo, Started
 from .bridge import EngineBridge, FrameThrottle, Ticket
 from .chunks import DONE, FINISH_REASONS, Completion, sse
-from .errors import APIError, error_body
+from .errors import APIError, error_body, generation_failed
 from .requests import ChatRequest
 from .stops import StopScanner, cut
 
@@ -94,9 +94,7 @@ async def whole(request: Request, bridge: EngineBridge, ticket: Ticket, parsed: 
             _, events = await ticket.next(0.25)
             for event in events:
                 if isinstance(event, GenerationFailed):
-                    if bridge.stopping:
-                        raise APIError(503, "the server is shutting down", "server_shutting_down")
-                    raise APIError(500, event.message, "generation_failed")
+                    raise generation_failed(event.message, bridge.stopping)
                 if isinstance(event.event, BlockCommitted):
                     seen.feed(event.event.content_delta)
                     if seen.stopped:

@@ -24,7 +24,7 @@ from ..fill import FillTemplate, Given, Hole
 from ..settings import Settings
 from .bridge import EngineBridge, Ticket
 from .chunks import DONE, sse
-from .errors import APIError, bad_request, error_body
+from .errors import APIError, bad_request, error_body, generation_failed
 from .requests import UNSUPPORTED, Limits, parse_settings, parse_stops, stream_fields
 from .stops import cut
 
@@ -135,9 +135,7 @@ async def finished_event(ticket: Ticket, bridge: EngineBridge, gone=None) -> Fin
         _, events = await ticket.next(0.25)
         for event in events:
             if isinstance(event, GenerationFailed):
-                if bridge.stopping:
-                    raise APIError(503, "the server is shutting down", "server_shutting_down")
-                raise APIError(500, event.message, "generation_failed")
+                raise generation_failed(event.message, bridge.stopping)
             if isinstance(event.event, Finished):
                 return event.event
 

@@ -36,3 +36,10 @@ def error_body(message: str, type: str, code: str | None = None, param: str | No
 
 def bad_request(message: str, param: str | None = None, code: str = "invalid_value") -> APIError:
     return APIError(400, message, code, param)
+
+
+def generation_failed(message: str, stopping: bool) -> APIError:
+    """A job that ended in an engine failure: a 503 when the server's stop cancelled it, else a 500."""
+    if stopping:
+        return APIError(503, "the server is shutting down", "server_shutting_down")
+    return APIError(500, message, "generation_failed")

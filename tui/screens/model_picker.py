@@ -139,13 +139,13 @@ class ModelPickerScreen(ModalScreen[None]):
         status.display = bool(self.initial_message)
         self.query_one(OptionList).focus()
         self.call_after_refresh(self._status_in_view)
+        self._scan_cache()
 
     def _status_in_view(self) -> None:
         """The reason the picker opened (or the last error) comes first, even where the dialog scrolls."""
         status = self.query_one("#load-status")
         if status.display:
             status.scroll_visible(animate=False, top=True)
-        self._scan_cache()
 
     def _options(self) -> list[Option]:
         return [Option(Content(f"{choice.title}\n  {choice.detail}"), id=str(index))
@@ -158,6 +158,8 @@ class ModelPickerScreen(ModalScreen[None]):
         self.app.call_from_thread(self._show_cached, found)
 
     def _show_cached(self, found: list[ModelChoice]) -> None:
+        if not self.is_mounted:
+            return   # dismissed while the scan ran
         self.choices = [*demo_choices(), *found, connect_choice(), *download_choices(found)]
         option_list = self.query_one(OptionList)
         highlighted = option_list.highlighted
