@@ -153,11 +153,18 @@ async def replay(path: Path):
 @contextmanager
 def replaying(owner: str = "vllm"):
     """The replay server on a free loopback port; yields (url, app)."""
+    app = replay_app(owner)
+    with on_loopback(app) as url:
+        yield url, app
+
+
+@contextmanager
+def on_loopback(app):
+    """Any ASGI app under uvicorn on a free loopback port, in a thread; yields its URL."""
     import uvicorn
 
     from engine.serve.run import bind
 
-    app = replay_app(owner)
     sock = bind("127.0.0.1", 0)
     server = uvicorn.Server(uvicorn.Config(app, log_level="critical", lifespan="off"))
     thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
@@ -166,7 +173,7 @@ def replaying(owner: str = "vllm"):
     while not server.started and time.monotonic() < deadline:
         time.sleep(0.01)
     try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}", app
+        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
     finally:
         server.should_exit = True
         thread.join(10)

@@ -6,12 +6,8 @@ from __future__ import annotations
 
 import asyncio
 import json
-import threading
-import time
-from contextlib import contextmanager
 
 import pytest
-import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
@@ -19,12 +15,12 @@ from starlette.routing import Route
 
 from engine import wire
 from engine.events import Finished, GenerationFailed, GenerationRequest, GenerationUpdate, ModelInfo
-from engine.serve.run import bind
 from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp
 from tui.remote import RemoteBackend
 from tui.widgets.messages import AssistantMessage
 
+from serve_helpers import on_loopback
 from test_remote_backend import HI, Events
 from tui_helpers import app_env, send, wait_for, wait_for_answer, wait_for_model  # noqa: F401  (app_env: fixture)
 
@@ -106,26 +102,9 @@ def hostile_app() -> Starlette:
     return Starlette(routes=[Route("/v1/models", models), Route("/v1/chat/completions", chat, methods=["POST"])])
 
 
-@contextmanager
-def hostile_server():
-    sock = bind("127.0.0.1", 0)
-    server = uvicorn.Server(uvicorn.Config(hostile_app(), log_level="critical", lifespan="off"))
-    thread = threading.Thread(target=server.run, kwargs={"sockets": [sock]}, daemon=True)
-    thread.start()
-    deadline = time.monotonic() + 10
-    while not server.started and time.monotonic() < deadline:
-        time.sleep(0.01)
-    try:
-        yield f"http://127.0.0.1:{sock.getsockname()[1]}"
-    finally:
-        server.should_exit = True
-        thread.join(10)
-        sock.close()
-
-
 @pytest.fixture(scope="module")
 def server_url():
-    with hostile_server() as url:
+    with on_loopback(hostile_app()) as url:
         yield url
 
 
