@@ -216,7 +216,7 @@ class EngineWorker:
             model = self._load(job.model_ref, progress=progress, cancel=job.cancel)
             info = model.info()
         except Exception as exc:
-            self._notify(LoadFailed(job.id, one_line(exc), cancelled=job.cancel.is_set()))
+            self._notify(LoadFailed(job.id, error_line(exc), cancelled=job.cancel.is_set()))
             return
         if job.cancel.is_set():
             # A newer command arrived while the weights were loading; do not keep a model nobody wants.
@@ -259,10 +259,10 @@ class EngineWorker:
         except Exception as exc:
             if not isinstance(exc, EngineError):
                 log.exception("generation failed")
-            self._notify(GenerationFailed(job.id, one_line(exc)))
+            self._notify(GenerationFailed(job.id, error_line(exc)))
 
 
-def one_line(exc: Exception) -> str:
+def error_line(exc: Exception) -> str:
     """An EngineError's own message; anything else as a short 'Type: first line' (the log has the rest)."""
     text = str(exc).strip().splitlines()[0] if str(exc).strip() else ""
     if isinstance(exc, EngineError):

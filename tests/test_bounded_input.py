@@ -10,8 +10,9 @@ import httpx
 import pytest
 
 from engine import bounded_json
-from tui.cli import app_parser, main, serve_parser
-from tui.generate_cli import generate_parser
+from engine.cli.serve import serve_parser
+from tui.cli import app_parser, main
+from engine.cli.generate import generate_parser
 from tui.replay_cli import replay_parser
 
 from serve_helpers import QUICK, serving

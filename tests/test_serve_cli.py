@@ -106,7 +106,7 @@ def test_serve_help_says_left_out_flags_take_the_checkpoint_defaults_not_saved_s
 
 def test_serve_does_not_read_the_apps_saved_settings(tmp_path, monkeypatch):
     """What the help says is what happens: a config.toml with sampler settings changes nothing served."""
-    from tui.cli import run_serve
+    from engine.cli.serve import run_serve
     import engine.serve.run as run
 
     (tmp_path / "config.toml").write_text("[samplers.diffusion_gemma]\ntemp = 0.25\nmax_denoising_steps = 3\n")

@@ -52,6 +52,6 @@ def test_without_cors_there_are_no_cors_headers():
 
 
 def test_the_cli_takes_origins():
-    from tui.cli import serve_parser
+    from engine.cli.serve import serve_parser
 
     assert serve_parser().parse_args(["--cors", ORIGIN, "*"]).cors == [ORIGIN, "*"]

@@ -7,8 +7,9 @@ import pytest
 from engine.errors import SettingsError
 from engine.settings import SPECS, Settings, coerce, flag
 from tui.app import AppOptions, DiffusionChatApp
-from tui.cli import app_parser, main, settings_from_args
-from tui.generate_cli import generate_parser
+from engine.cli.common import settings_from_args
+from tui.cli import app_parser, main
+from engine.cli.generate import generate_parser
 from tui.config import AppConfig, save_config
 
 from conftest import CHECKPOINTS

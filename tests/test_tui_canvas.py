@@ -8,7 +8,7 @@ from textual.app import App, ComposeResult
 from engine.events import Step
 from themes import canvas_variable_defaults
 from tui.widgets.canvas import LEVELS, MASK_GLYPH, DenoisingCanvas, TokenTexts, uncertainty_levels
-from tui.widgets.printable import flowing, one_line
+from tui.widgets.printable import flowing, unbroken
 
 
 class Host(App):
@@ -139,7 +139,7 @@ def test_uncertainty_levels_go_from_certain_to_unsure():
 def test_control_characters_never_reach_the_terminal_raw():
     raw = "a\x08b\x1b[2Jc\r\nd\te\x7f\x9b"
     assert flowing(raw) == "a\u2408b\u241b[2Jc\nd\te\u2421\ufffd"
-    assert one_line(raw) == "a\u2408b\u241b[2Jc↵↵d→e\u2421\ufffd"
+    assert unbroken(raw) == "a\u2408b\u241b[2Jc↵↵d→e\u2421\ufffd"
     assert TokenTexts(lambda token: "\x08")(0) == ("\u2408", 1)
 
 

@@ -8,7 +8,7 @@ from textual.app import SystemCommand
 
 from themes import THEME_NAMES
 
-from .widgets.canvas import CANVAS_MODES
+from .config import CANVAS_MODES
 
 
 def app_commands(app) -> Iterable[SystemCommand]:

@@ -28,7 +28,7 @@ import sys
 import tempfile
 from dataclasses import dataclass, field, fields
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal, get_args
 
 import platformdirs
 import tomli_w
@@ -45,7 +45,10 @@ else:  # Python 3.10
 
 CONFIG_DIR_ENV = "DIFFUSION_CHAT_CONFIG_DIR"
 CONFIG_FILENAME = "config.toml"
-CANVAS_MODES = ("candidates", "noise")   # what the live canvas shows at undecided positions (widgets.canvas)
+# What the live canvas shows at undecided positions (widgets.canvas): one definition, the type and the tuple the
+# settings file is checked against.
+CanvasMode = Literal["candidates", "noise"]
+CANVAS_MODES: tuple[CanvasMode, ...] = get_args(CanvasMode)
 
 # tomli_w cannot keep comments, so say once that the app rewrites the file.
 _HEADER = (

@@ -16,7 +16,7 @@ from typing import Sequence
 from engine.errors import InputError
 from engine.trajectory import Trajectory, decode
 
-from .widgets.printable import flowing, one_line
+from .widgets.printable import flowing, unbroken
 from .words import count, human
 
 DESCRIPTION = """\
@@ -39,7 +39,7 @@ class ReplayError(Exception):
 
 
 def replay_parser() -> argparse.ArgumentParser:
-    from .cli_common import Parser, number
+    from engine.cli.common import Parser, number
 
     parser = Parser(prog="diffusion-chat replay", description=DESCRIPTION,
                     formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -59,7 +59,7 @@ def replay_parser() -> argparse.ArgumentParser:
 
 
 def run_replay(argv: Sequence[str]) -> int:
-    from .cli_common import fail
+    from engine.cli.common import fail
 
     args = replay_parser().parse_args(argv)
     try:
@@ -154,7 +154,7 @@ def canvas_text(trajectory: Trajectory, index: int) -> str:
     for position in range(frame.prompt_positions, len(frame.canvas)):
         if frame.accepted[position]:
             text = trajectory.token_text(int(frame.canvas[position]))
-            shown.append(one_line(text) if text is not None else UNSETTLED)
+            shown.append(unbroken(text) if text is not None else UNSETTLED)
         else:
             shown.append(UNSETTLED)
     return "".join(shown)

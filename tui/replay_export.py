@@ -20,7 +20,7 @@ from rich.cells import cell_len
 
 from engine.trajectory import Trajectory
 
-from .widgets.printable import one_line
+from .widgets.printable import unbroken
 from .words import block_position
 
 if sys.version_info >= (3, 11):
@@ -101,7 +101,7 @@ def frame_lines(trajectory: Trajectory, index: int, palette: Palette, width: int
 def _position(trajectory: Trajectory, frame, position: int, palette: Palette, level: int) -> Run:
     def text_of(token: int) -> str:
         text = trajectory.token_text(token)
-        return (one_line(text) or EMPTY_GLYPH) if text is not None else EMPTY_GLYPH
+        return (unbroken(text) or EMPTY_GLYPH) if text is not None else EMPTY_GLYPH
 
     if frame.fixed is not None and frame.fixed[position]:
         return Run(text_of(frame.canvas[position]), palette.foreground, dim=True)

@@ -10,10 +10,8 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 
-
-def count(n: int, noun: str, plural: str | None = None) -> str:
-    """`1 block`, `2 blocks`, `0 edits`."""
-    return f"{n} {noun if n == 1 else plural or noun + 's'}"
+# The two wordings the headless CLI shares with the app live with the CLI (engine.cli.words): one way everywhere.
+from engine.cli.words import count, human  # noqa: F401
 
 
 def block_position(index: int, total: int | None, *, at_most: bool) -> str:
@@ -22,11 +20,6 @@ def block_position(index: int, total: int | None, *, at_most: bool) -> str:
     if not total:
         return f"block {index + 1}"
     return f"block {index + 1} of {'≤' if at_most else ''}{total}"
-
-
-def human(name: str) -> str:
-    """An engine name (a stop reason, a sampler, a finish reason) as the app shows it."""
-    return str(name).replace("_", " ")
 
 
 def short_model_name(name: str, limit: int = 28) -> str:

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..errors import EngineError
 from ..events import Frame, GenerationFailed, GenerationRequest, GenerationUpdate, Step
 from ..generation.forward import DenoiseCall, forward_all
-from ..worker import one_line
+from ..worker import error_line
 
 log = logging.getLogger(__name__)
 
@@ -71,7 +71,7 @@ class _Stream:
             log.error("generation failed", exc_info=exc)
         self.events.close()
         self._frames.pop(self.job, None)
-        self._notify(GenerationFailed(self.job, one_line(exc)))
+        self._notify(GenerationFailed(self.job, error_line(exc)))
 
 
 class BatchScheduler:
@@ -132,7 +132,7 @@ class BatchScheduler:
         except Exception as exc:
             if not isinstance(exc, EngineError):
                 log.error("generation failed", exc_info=exc)
-            self.notify(GenerationFailed(job, one_line(exc)))
+            self.notify(GenerationFailed(job, error_line(exc)))
             self.admissions.finished(job)
             return None
         return _Stream(admitted, iter(events), shares, self.notify, self.frames)

@@ -20,7 +20,8 @@ from textual.widgets import Footer, Static
 from engine.trajectory import BlockRecord, Trajectory
 
 from ..widgets.block_steps import BlockSteps, edits_text
-from ..widgets.canvas import CANVAS_MODES, MASK_GLYPH, CanvasMode, DenoisingCanvas, TokenTexts
+from ..config import CANVAS_MODES, CanvasMode
+from ..widgets.canvas import MASK_GLYPH, DenoisingCanvas, TokenTexts
 from ..widgets.printable import flowing
 from ..words import block_position, count, human
 

@@ -56,7 +56,8 @@ def from_json(text: str | None) -> Any:
     return None if text is None else json.loads(text)
 
 
-def one_line(title: str) -> str:
+def clean_title(title: str) -> str:
+    """A conversation title as stored: whitespace runs (newlines too) as one space, nothing left = "Untitled"."""
     return " ".join(title.split()) or "Untitled"
 
 

@@ -26,7 +26,7 @@ from . import schema, trajectories, tree
 from .export import to_markdown
 from ..records import ROLES, STATUSES, Conversation, ConversationSummary, Message, NotFoundError, Revision, SearchHit
 from ..records import StoreError
-from .rows import check_choice, message_from_row, one_line, revision_from_row, to_json, to_time
+from .rows import check_choice, message_from_row, clean_title, revision_from_row, to_json, to_time
 from .search import search
 
 DATA_DIR_ENV = "DIFFUSION_CHAT_DATA_DIR"
@@ -157,7 +157,7 @@ class ConversationStore:
             cursor = connection.execute(
                 "INSERT INTO conversations (title, model, think, system_prompt, created_at, updated_at)"
                 " VALUES (?, ?, ?, ?, ?, ?)",
-                (one_line(title), model, _flag(think), _prompt(system_prompt), now, now),
+                (clean_title(title), model, _flag(think), _prompt(system_prompt), now, now),
             )
         return self.get(cursor.lastrowid)
 
@@ -191,7 +191,7 @@ class ConversationStore:
         )
 
     def rename(self, conversation_id: int, title: str) -> None:
-        self._update_conversation(conversation_id, "title", one_line(title))
+        self._update_conversation(conversation_id, "title", clean_title(title))
 
     def set_think(self, conversation_id: int, think: bool) -> None:
         """Whether the model thinks before answering in this conversation."""

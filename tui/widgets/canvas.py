@@ -15,7 +15,7 @@ come from a small palette of levels, and it asks for a screen layout only when i
 
 from __future__ import annotations
 
-from typing import Callable, Literal, NamedTuple
+from typing import Callable, NamedTuple
 
 import numpy as np
 from rich.cells import cell_len, set_cell_size
@@ -28,11 +28,10 @@ from textual.widget import Widget
 
 from engine.events import Step
 
-from ..config import CANVAS_MODES  # noqa: F401  (one tuple: the settings file checks the same modes)
-from .printable import one_line
+from ..config import CanvasMode
+from .printable import unbroken
 from ..words import block_position
 
-CanvasMode = Literal["candidates", "noise"]
 
 MASK_GLYPH = "░"
 LEGEND_GLYPH = "█"
@@ -56,7 +55,7 @@ class TokenTexts:
         """(text, width in terminal cells)."""
         entry = self._cache.get(token_id)
         if entry is None:
-            text = one_line(self._token_text(token_id)) or EMPTY_GLYPH
+            text = unbroken(self._token_text(token_id)) or EMPTY_GLYPH
             entry = self._cache[token_id] = (text, cell_len(text))
         return entry
 

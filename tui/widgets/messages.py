@@ -30,7 +30,8 @@ from ..fences import Fence, code_fences
 from ..records import Message, Place
 from .answer_text import FilledText, SpanSelector
 from .block_steps import BlockSteps, shown_blocks, shown_edits
-from .canvas import CanvasMode, DenoisingCanvas, TokenTexts
+from ..config import CanvasMode
+from .canvas import DenoisingCanvas, TokenTexts
 from .printable import flowing
 from .user_message import MESSAGE_CSS, UserMessage, role_line
 

@@ -26,8 +26,8 @@ def flowing(text: str) -> str:
     return text.translate(FLOWING)
 
 
-def one_line(text: str) -> str:
-    """For the canvas: nothing may break the line."""
+def unbroken(text: str) -> str:
+    """For the canvas: controls as their pictures and line breaks as ↵, so nothing may break the line."""
     return text.translate(ONE_LINE)
 
 

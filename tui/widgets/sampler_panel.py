@@ -22,7 +22,7 @@ from textual.widgets import Button, Input, Label, Select, Static, Switch
 from engine.errors import SettingsError
 from engine.settings import SPECS, Settings, parse_text, specs_for
 
-from .canvas import CanvasMode
+from ..config import CanvasMode
 
 
 def reset_to_checkpoint_defaults(settings: Settings, family: str) -> Settings:

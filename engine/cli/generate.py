@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 from typing import Sequence
 
-from .cli_common import Parser, add_model_flags, add_sampler_flags, fail, fail_with, settings_from_args
+from .common import Parser, add_model_flags, add_sampler_flags, fail, fail_with, settings_from_args
 from .words import count, human
 
 GENERATE_DESCRIPTION = """\
