@@ -3,7 +3,7 @@ DiffusionGemma fixture, one denoising step per block; prints JSON.
 
 For each N: the whole generation's wall time, the time in the model's denoising (its own Stats), and
 `fill_s`, the time in the template's own code (tokenizing it, cutting blocks, emitting ids, assembling the
-text and the fillings' spans: the methods of engine.fill / engine.generation.fill_run, timed by wrapping
+text and the fillings' spans: the methods of engine.generation.fill / engine.generation.fill_run, timed by wrapping
 them), which must grow linearly with N. Before the run-by-run text assembly the fill code was quadratic:
 every block decoded every hole's prefix again (1,000 holes: 24 of 28 s). The rest of the wall time is the
 model committing each block into its cache, which grows with the context like any long answer.
@@ -23,7 +23,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import engine  # noqa: E402
-from engine import api  # noqa: E402
+from engine.generation import api  # noqa: E402
 from engine.events import Finished  # noqa: E402
 from engine.generation import fill_run  # noqa: E402
 

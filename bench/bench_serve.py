@@ -126,7 +126,7 @@ def start_server(model: Path, *flags: str) -> tuple[subprocess.Popen, str]:
 
 def frame_cost(model, settings: dict) -> dict:
     """What encoding one frame costs the server (CPU time on its event loop) and weighs on the wire."""
-    from engine import wire
+    from engine.serve import wire
     from engine.serve.chunks import Completion, sse
 
     step = next(e for e in engine.generate(model, messages=MESSAGES, settings=engine.Settings(**settings))

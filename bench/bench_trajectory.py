@@ -29,7 +29,7 @@ import engine  # noqa: E402
 
 engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from engine.events import Step  # noqa: E402
-from engine.trajectory import Trajectory, decode, encode  # noqa: E402
+from engine.recording.trajectory import Trajectory, decode, encode  # noqa: E402
 
 
 def wide_fixture(folder: Path) -> Path:

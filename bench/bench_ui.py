@@ -42,7 +42,7 @@ from engine.events import Finished  # noqa: E402
 from engine.events import (  # noqa: E402
     GenerationFailed, GenerationRequest, GenerationUpdate, LoadFailed, ModelLoaded,
 )
-from engine.worker import EngineWorker  # noqa: E402
+from engine.thread.worker import EngineWorker  # noqa: E402
 
 MESSAGES = [{"role": "user", "content": "Tell me about block diffusion."}]
 KEY = "x"

@@ -6,7 +6,12 @@ Public API:
         ...
 
 The engine never imports the UI (Textual); events are plain data (engine.events). Names are imported on first
-use (PEP 562), so `engine.settings`, `engine.errors`, `engine.events` and `engine.families` load without MLX.
+use (PEP 562), so `engine.settings`, `engine.errors`, `engine.events` and `engine.models.families` load without MLX.
+Packages: `io` (checkpoints, `load`, the tokenizer, bounded JSON), `images`, `generation` (the entry point
+`generate`, the block loop, fills, randomness, the answer's text, prefix reuse), `recording` (trajectories),
+`models` (the networks and the family registry), `cpu` (the host path), `thread` (the engine thread), `serve`
+(the HTTP server and its wire format) and `cli` (the headless commands). Three plain-data modules stay at the
+root because every caller imports them: `errors`, `events` and `settings`.
 Importing `engine` changes nothing in the process: a program that runs a model here calls
 `engine.prepare_process()` first (the system OpenBLAS and malloc tuning for MLX's CPU backend, engine.cpu).
 """
@@ -19,10 +24,10 @@ _EXPORTS = {
     "CheckpointError": "errors", "EngineError": "errors", "InputError": "errors", "SettingsError": "errors",
     "BlockCommitted": "events", "Event": "events", "Finished": "events", "Started": "events", "Stats": "events",
     "Step": "events",
-    "generate": "api",
-    "Model": "loader", "load": "loader",
-    "Randomness": "randomness", "SeededRandomness": "randomness",
-    "Session": "session",
+    "generate": "generation.api",
+    "Model": "io.loader", "load": "io.loader",
+    "Randomness": "generation.randomness", "SeededRandomness": "generation.randomness",
+    "Session": "generation.session",
     "Settings": "settings",
     "prepare_process": "cpu",
 }

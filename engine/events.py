@@ -13,7 +13,7 @@ A prompt long enough to take several encoder passes also reports each pass but t
 before `Started`, through `engine.generate(progress=...)` (not in the event stream, so the stream's order
 stays the same for every prompt).
 
-The engine thread (`engine.worker`) wraps these per job: `LoadProgress` / `ModelLoaded` / `LoadFailed` for
+The engine thread (`engine.thread.worker`) wraps these per job: `LoadProgress` / `ModelLoaded` / `LoadFailed` for
 loading, `GenerationUpdate` (Prefilling, Started, BlockCommitted, Finished) or `GenerationFailed` for generating, and
 the newest `Step` of a job as a `Frame` in a slot the UI polls.
 """
@@ -25,8 +25,8 @@ from typing import Any, Callable, Hashable, Literal, Mapping, Sequence, Union
 
 import numpy as np
 
-from .fill import FillTemplate
-from .image_budget import ImageBudget
+from .generation.fill import FillTemplate
+from .images.budget import ImageBudget
 from .settings import Settings
 
 FinishReason = Literal["stop", "length", "cancelled"]
@@ -134,7 +134,7 @@ class Finished:
     content_tail: str = ""
     reasoning_tail: str = ""
     filled_spans: tuple[tuple[int, int], ...] = ()   # a fill: each hole's filling in `content`, in hole order
-    trajectory: bytes | None = None    # engine.generate(record=True): the encoded engine.trajectory
+    trajectory: bytes | None = None    # engine.generate(record=True): the encoded engine.recording.trajectory
 
 
 Event = Union[Started, Step, BlockCommitted, Finished]

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field, fields
 from typing import Any, Mapping
 
 from .errors import SettingsError
-from .families import DIFFUSION_GEMMA, LLADA2
+from .models.families import DIFFUSION_GEMMA, LLADA2
 
 SAMPLERS = ("entropy-bound", "confidence-threshold")
 LLADA_MODES = ("quality", "speed")

@@ -19,9 +19,9 @@ GOLDEN = FIXTURES / "golden"
 def load_network():
     """`load_network("dg_text")` -> (config, network) for a fixture checkpoint, built once per session.
 
-    Goes through `engine.loader.build_network`, the same path `engine.load` takes for the weights."""
-    from engine.checkpoint import read_configs
-    from engine.loader import build_network
+    Goes through `engine.io.loader.build_network`, the same path `engine.load` takes for the weights."""
+    from engine.io.checkpoint import read_configs
+    from engine.io.loader import build_network
 
     loaded: dict[str, tuple] = {}
 

@@ -22,7 +22,7 @@ from engine.serve.app import ServeOptions
 from engine.serve.bridge import EngineBridge
 from engine.serve.requests import Limits
 from engine.serve.run import BackgroundServer
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 
 FIXTURES = Path(__file__).parent / "fixtures"
 CHECKPOINTS = FIXTURES / "checkpoints"

@@ -9,7 +9,7 @@ import json
 import httpx
 import pytest
 
-from engine import bounded_json
+from engine.io import bounded_json
 from engine.cli.serve import serve_parser
 from tui.cli import app_parser, main
 from engine.cli.generate import generate_parser

@@ -59,7 +59,7 @@ SCRIPTS = {
         import sys, threading
         import engine
         from engine.events import Finished, GenerationRequest, GenerationUpdate, ModelLoaded
-        from engine.worker import EngineWorker
+        from engine.thread.worker import EngineWorker
 
         ready = threading.Event()
 
@@ -105,11 +105,11 @@ def test_a_daemon_thread_generating_when_the_program_exits_ends_cleanly_every_ti
 
 def test_the_worker_thread_releases_its_mlx_state_before_it_ends(monkeypatch):
     """close() joins the engine thread, and the release ran on that thread (not on the caller's)."""
-    import engine.threads
-    from engine.worker import EngineWorker
+    import engine.thread.release
+    from engine.thread.worker import EngineWorker
 
     released_on = []
-    monkeypatch.setattr(engine.threads, "_release_thread_state",
+    monkeypatch.setattr(engine.thread.release, "_release_thread_state",
                         lambda: released_on.append(threading.current_thread().name))
     worker = EngineWorker(lambda event: None, load=lambda *a, **k: None, generate=lambda *a, **k: iter(())).start()
     worker.close()

@@ -1,4 +1,4 @@
-"""Every request is checked against the model's context before any work (engine.context, engine.api); the app
+"""Every request is checked against the model's context before any work (engine.generation.context, engine.generation.api); the app
 counts the next prompt's tokens as you type and refuses before sending, and the engine's own refusal reaches
 the transcript as a failed answer."""
 
@@ -15,11 +15,11 @@ from PIL import Image
 
 import engine
 from conftest import CHECKPOINTS
-from engine.context import fit_max_tokens
+from engine.generation.context import fit_max_tokens
 from engine.errors import InputError, SettingsError
 from engine.events import Finished, GenerationFailed, GenerationRequest, GenerationUpdate, ModelInfo
 from engine.settings import Settings, flag
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from tui_helpers import app_env, make_app, notices, wait_for, wait_for_model  # noqa: F401  (app_env: fixture)
 
 

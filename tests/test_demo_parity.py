@@ -18,8 +18,8 @@ import numpy as np
 import pytest
 
 from conftest import FIXTURES
-from engine.checkpoint import read_configs
-from engine.loader import build_network
+from engine.io.checkpoint import read_configs
+from engine.io.loader import build_network
 
 PARITY = FIXTURES / "demo_parity"
 ATOL = 1e-4   # max |logit difference|; the fixtures are bfloat16 weights computed in float32 on both sides

@@ -6,7 +6,7 @@ from __future__ import annotations
 import dataclasses
 
 import engine
-from engine.wire import decode_model, encode_model
+from engine.serve.wire import decode_model, encode_model
 from tests.session_helpers import MODEL, parts  # noqa: F401  (fixture)
 from tui.demo_models import DEMO_ROOT
 

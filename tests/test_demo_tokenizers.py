@@ -8,7 +8,7 @@ import random
 import pytest
 from jinja2.sandbox import ImmutableSandboxedEnvironment
 
-from engine.text import split_reasoning
+from engine.generation.text import split_reasoning
 from scripts.demo import curriculum as cur
 from scripts.demo import tokenizers as demo_tok
 

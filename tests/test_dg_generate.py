@@ -12,7 +12,7 @@ import pytest
 import engine
 from engine.events import BlockCommitted, Finished, Started, Step
 from engine.generation.diffusion_gemma import resolve_plan
-from engine.randomness import Draws
+from engine.generation.randomness import Draws
 
 from conftest import CHECKPOINTS, FIXTURES
 

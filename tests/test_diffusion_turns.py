@@ -8,7 +8,7 @@ import dataclasses
 import pytest
 
 from engine.events import BlockCommitted, Finished, GenerationUpdate, Started
-from engine.fill import Given, Hole, parse_fill, revision_template
+from engine.generation.fill import Given, Hole, parse_fill, revision_template
 from engine.settings import Settings
 from tui.session import ChatSession
 from tui.session.diffusion_turns import NO_RECORDING

@@ -1,4 +1,4 @@
-"""Every family's modules have the interface engine.families declares (its Protocols), loaded through the
+"""Every family's modules have the interface engine.models.families declares (its Protocols), loaded through the
 `Family` object's typed accessors; and a request builds its denoiser once, also when max_tokens is clamped."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ import inspect
 import pytest
 
 import engine
-from engine.families import FAMILIES, Family, GenerationModule, NetworkModule, family_label
+from engine.models.families import FAMILIES, Family, GenerationModule, NetworkModule, family_label
 
 from conftest import CHECKPOINTS
 

@@ -1,4 +1,4 @@
-"""Answer templates (engine.fill), pure: the `/fill` syntax, tokenizing, cutting into blocks."""
+"""Answer templates (engine.generation.fill), pure: the `/fill` syntax, tokenizing, cutting into blocks."""
 
 import random
 
@@ -6,7 +6,7 @@ import numpy as np
 import pytest
 
 from engine.errors import InputError
-from engine.fill import (
+from engine.generation.fill import (
     DEFAULT_HOLE_LENGTH,
     FillTemplate,
     Given,

@@ -13,7 +13,7 @@ from conftest import CHECKPOINTS
 import engine
 from engine.errors import InputError
 from engine.events import BlockCommitted, Finished, Started, Step
-from engine.fill import FillTemplate, Given, Hole, parse_fill, revision_template, split_blocks, tokenize
+from engine.generation.fill import FillTemplate, Given, Hole, parse_fill, revision_template, split_blocks, tokenize
 from engine.generation.diffusion_gemma import resolve_plan as dg_plan
 from engine.generation.llada2 import propose, resolve_plan as llada_plan
 from engine.generation.sampling import (
@@ -24,7 +24,7 @@ from engine.generation.sampling import (
     transfer_schedule,
 )
 from engine.generation.fused import analyse
-from engine.randomness import Draws, SeededRandomness
+from engine.generation.randomness import Draws, SeededRandomness
 
 WORDS = ["the", "cat", "sat", "on", "a", "mat", "and", "ran", "far", "away", "!", "sky", "is", "blue"]
 PROMPT = [2, 105, 194, 488, 191, 107, 164, 181, 198]

@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import engine
-from engine.fill import MAX_HOLE_LENGTH
+from engine.generation.fill import MAX_HOLE_LENGTH
 from tui.cli import main
 
 from conftest import CHECKPOINTS

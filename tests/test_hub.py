@@ -7,7 +7,7 @@ import shutil
 import pytest
 
 import engine
-from engine.checkpoint import resolve
+from engine.io.checkpoint import resolve
 
 from conftest import CHECKPOINTS
 
@@ -59,7 +59,7 @@ def test_a_file_is_not_a_checkpoint(tmp_path):
 def test_download_progress_is_reported_and_cancellable():
     import threading
 
-    from engine.checkpoint import DownloadCancelled, _progress_tqdm
+    from engine.io.checkpoint import DownloadCancelled, _progress_tqdm
 
     seen = []
     cancel = threading.Event()

@@ -13,8 +13,8 @@ from PIL import Image
 
 from conftest import CHECKPOINTS
 from engine.errors import InputError
-from engine.image_modes import to_rgb
-from engine.images import ImageProcessor, inspect_image
+from engine.images.modes import to_rgb
+from engine.images.processor import ImageProcessor, inspect_image
 
 SIDE = 384
 # Left half at 25 %, right half at 75 % of the full scale, in 8 bits after correct scaling.

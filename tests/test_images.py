@@ -13,7 +13,7 @@ import pytest
 from PIL import Image
 
 from engine.errors import InputError
-from engine.images import (
+from engine.images.processor import (
     ImageInfo,
     ImageProcessor,
     expand_prompt,

@@ -23,13 +23,13 @@ def test_import_linter_contracts_hold():
 
 @pytest.mark.parametrize("modules, forbidden", [
     # Plain data a UI, a settings file or a remote client needs, without MLX.
-    ("engine.settings, engine.events, engine.errors, engine.families, engine.image_files, engine.image_budget, "
-     "engine.wire", ("mlx",)),
+    ("engine.settings, engine.events, engine.errors, engine.models.families, engine.images.files, engine.images.budget, "
+     "engine.serve.wire", ("mlx",)),
     # The server until the engine thread loads a model; the app's remote backend never.
     ("engine.serve.app, engine.serve.run", ("textual", "mlx")),
     ("tui.remote", ("textual", "mlx")),
     # The headless core, and the parts of the app that are not the UI.
-    ("engine, engine.worker, engine.api, engine.loader", ("textual",)),
+    ("engine, engine.thread.worker, engine.generation.api, engine.io.loader", ("textual",)),
     ("tui.config, tui.store, themes", ("textual", "mlx")),
 ])
 def test_deferred_imports_really_are_deferred(modules, forbidden):

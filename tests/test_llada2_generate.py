@@ -16,7 +16,7 @@ from engine.errors import InputError, SettingsError
 from engine.events import BlockCommitted, Finished, Started, Step
 from engine.generation import llada2
 from engine.generation.llada2 import propose, resolve_plan
-from engine.randomness import Draws
+from engine.generation.randomness import Draws
 from engine.generation.sampling import (
     select_transfer,
     threshold_schedule,

@@ -12,7 +12,7 @@ import pytest
 from PIL import Image
 
 from conftest import CHECKPOINTS
-from engine.images import image_runs
+from engine.images.processor import image_runs
 from engine.settings import Settings
 from tui_helpers import app_env, make_app, wait_for, wait_for_answer, wait_for_model  # noqa: F401  (app_env: fixture)
 from engine.models import chunking
@@ -218,7 +218,7 @@ async def test_the_chat_shows_how_far_a_long_prompt_was_read():
 
 def test_the_engine_thread_forwards_the_progress_of_a_long_prompt(small_passes):
     from engine.events import Finished, GenerationRequest, GenerationUpdate, ModelLoaded, Prefilling
-    from engine.worker import EngineWorker
+    from engine.thread.worker import EngineWorker
 
     small_passes(64)
     events, done = [], threading.Event()

@@ -16,7 +16,7 @@ from engine.errors import NonFiniteOutput
 from engine.events import Finished, GenerationFailed, GenerationRequest, GenerationUpdate, ModelLoaded
 from engine.generation.sampling import select_transfer
 from engine.settings import Settings
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 
 MESSAGE = "the model produced NaN/Inf; the weights may be damaged"
 EMBEDDINGS = {"dg_text": "model.decoder.embed_tokens.weight", "llada2": "model.word_embeddings.weight"}

@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
-from engine import wire
+from engine.serve import wire
 from engine.events import Finished, GenerationFailed, GenerationRequest, GenerationUpdate, ModelInfo
 from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp

@@ -12,7 +12,7 @@ import xml.etree.ElementTree as ElementTree
 import pytest
 from PIL import Image
 
-from engine.trajectory import decode
+from engine.recording.trajectory import decode
 from tui.cli import main
 from tui.replay_cli import from_store
 from tui.replay_export import default_palette, frame_lines, timeline

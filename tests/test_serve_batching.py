@@ -13,7 +13,7 @@ import engine
 from engine.serve import batch_scheduler
 from engine.serve.batch_worker import BatchingWorker, worker_factory
 from engine.settings import Settings
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from tui.demo_models import DEMO_ROOT
 
 from serve_helpers import serving

@@ -9,7 +9,7 @@ import openai
 import pytest
 
 import engine
-from engine.fill import FillTemplate, Given, Hole
+from engine.generation.fill import FillTemplate, Given, Hole
 from engine.settings import Settings
 
 from serve_helpers import CHECKPOINTS, serving

@@ -2,7 +2,7 @@
 
 import pytest
 
-from engine.text import TextAssembler, split_reasoning
+from engine.generation.text import TextAssembler, split_reasoning
 
 
 class CharTokenizer:

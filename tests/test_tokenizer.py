@@ -5,9 +5,9 @@ from pathlib import Path
 
 import pytest
 
-from engine.checkpoint import read_configs
+from engine.io.checkpoint import read_configs
 from engine.errors import InputError
-from engine.tokenizer import Tokenizer
+from engine.io.tokenizer import Tokenizer
 
 FIXTURES = Path(__file__).parent / "fixtures"
 

@@ -1,4 +1,4 @@
-"""Recorded trajectories (engine.trajectory, engine.replay): encoding round trips, replaying the recorded draws
+"""Recorded trajectories (engine.recording.trajectory, engine.recording.replay): encoding round trips, replaying the recorded draws
 through the engine gives the same tokens (both families, sampled), sizes, refusals, and the engine thread."""
 
 from __future__ import annotations
@@ -13,9 +13,9 @@ import engine
 from engine.errors import InputError
 from engine.events import (BlockCommitted, Finished, GenerationRequest, GenerationUpdate, LoadProgress, ModelLoaded,
                            Step)
-from engine.replay import ReplayRandomness, fill_template, replay
-from engine.trajectory import MAGIC, Trajectory, decode, encode
-from engine.worker import EngineWorker
+from engine.recording.replay import ReplayRandomness, fill_template, replay
+from engine.recording.trajectory import MAGIC, Trajectory, decode, encode
+from engine.thread.worker import EngineWorker
 
 PROMPT = [2, 105, 194, 488, 191, 107]
 
@@ -156,7 +156,7 @@ def test_no_trajectory_unless_asked_and_the_engine_thread_passes_requests_on(dg)
         assert isinstance(event, ModelLoaded)
         worker.generate(GenerationRequest(messages=({"role": "user", "content": "Hi"},),
                                           settings=engine.Settings(max_denoising_steps=2),
-                                          fill=engine.fill.parse_fill("Hello ___{4} world"), record=True))
+                                          fill=engine.generation.fill.parse_fill("Hello ___{4} world"), record=True))
         while not isinstance(event := updates.get(timeout=60), GenerationUpdate) or \
                 not isinstance(event.event, Finished):
             pass

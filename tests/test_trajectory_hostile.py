@@ -21,8 +21,8 @@ import pytest
 
 from engine.errors import InputError
 from engine.events import Step
-from engine.trajectory import MAGIC, BlockRecord, Trajectory, decode, encode
-from engine.trajectory_reader import MAX_INFLATED_BYTES
+from engine.recording.trajectory import MAGIC, BlockRecord, Trajectory, decode, encode
+from engine.recording.reader import MAX_INFLATED_BYTES
 from tui.cli import main
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -171,7 +171,7 @@ def test_the_memory_eaters_are_refused_within_a_bounded_rss(tmp_path):
              "frames": CASES["200,000 frames x 50,000 positions"][0]()}
     for name, data in files.items():
         (tmp_path / f"{name}.traj").write_bytes(data)
-    script = ("import sys, resource\nfrom engine.trajectory import decode\nfrom engine.errors import InputError\n"
+    script = ("import sys, resource\nfrom engine.recording.trajectory import decode\nfrom engine.errors import InputError\n"
               "for path in sys.argv[1:]:\n    try:\n        decode(open(path, 'rb').read())\n"
               "    except InputError as e:\n        print(e)\n"
               "print(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss)\n")

@@ -11,7 +11,7 @@ from textual_image.widget import HalfcellImage
 
 import engine
 from engine.events import Started
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from tui.screens.compare import CompareScreen
 from tui.widgets.attachments import AttachmentChip
 from tui.widgets.messages import AssistantMessage, UserMessage

@@ -10,7 +10,7 @@ from textual.selection import Selection
 from textual.widgets import Markdown
 
 from engine.events import Started
-from engine.trajectory import decode
+from engine.recording.trajectory import decode
 from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
 from tui.store import default_db_path

@@ -6,7 +6,7 @@ import json
 
 from textual.widgets import Input, OptionList
 
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from tui.demo_models import demo_card
 from tui.screens.model_picker import DEMO_CHECKPOINT, ModelPickerScreen, cached_checkpoints
 from tui.widgets.example_prompts import ExamplePrompt

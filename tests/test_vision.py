@@ -13,10 +13,10 @@ from mlx.utils import tree_flatten
 from PIL import Image
 
 import engine
-from engine.randomness import Draws
+from engine.generation.randomness import Draws
 from engine.errors import InputError
 from engine.events import Finished, Started
-from engine.images import ImageProcessor, image_runs
+from engine.images.processor import ImageProcessor, image_runs
 from engine.models.diffusion_gemma import encoder_mask, image_run_mask, make_processor
 from engine.models.gemma4_vision import (
     VISION_PREFIXES,

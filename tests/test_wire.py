@@ -7,9 +7,9 @@ import json
 import numpy as np
 import pytest
 
-from engine import wire
+from engine.serve import wire
 from engine.events import BlockCommitted, ModelInfo, Started, Stats, Step
-from engine.image_budget import ImageBudget
+from engine.images.budget import ImageBudget
 
 
 def dg_step() -> Step:

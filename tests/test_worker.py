@@ -24,7 +24,7 @@ from engine.events import (
     LoadProgress,
     ModelLoaded,
 )
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 
 CHECKPOINTS = Path(__file__).parent / "fixtures" / "checkpoints"
 REPO = Path(__file__).parent.parent
@@ -32,7 +32,7 @@ TIMEOUT_S = 20
 
 
 def test_engine_and_worker_never_import_textual():
-    code = "import sys, engine, engine.worker; assert 'textual' not in sys.modules, 'textual was imported'"
+    code = "import sys, engine, engine.thread.worker; assert 'textual' not in sys.modules, 'textual was imported'"
     result = subprocess.run([sys.executable, "-c", code], cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
 

@@ -11,7 +11,7 @@ import pytest
 
 from engine.events import BlockCommitted, Finished, Started, Stats, Step
 from engine.settings import Settings
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from tui.app import AppOptions, DiffusionChatApp
 
 CHECKPOINTS = Path(__file__).parent / "fixtures" / "checkpoints"
@@ -146,7 +146,7 @@ TRAJECTORIES = Path(__file__).parent / "fixtures" / "trajectories"
 
 def seed_recorded_answer(store_path, trajectory: str, question: str = "Fill this in.") -> int:
     """A conversation whose one answer carries the recorded trajectory file `trajectory` (fixed clock)."""
-    from engine.trajectory import decode
+    from engine.recording.trajectory import decode
     from tui.store import ConversationStore
 
     data = (TRAJECTORIES / trajectory).read_bytes()
@@ -182,7 +182,7 @@ def paced_worker(notify, pause_s: float = 0.04):
     pressed mid-generation reaches the worker before a tiny model has finished."""
     import engine
     from engine.events import Step
-    from engine.worker import EngineWorker
+    from engine.thread.worker import EngineWorker
 
     def generate(*args, **options):
         for event in engine.generate(*args, **options):

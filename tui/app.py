@@ -3,7 +3,7 @@ the themes to the chat screen.
 
 `run_app(AppOptions(...))` is what `diffusion-chat` (tui/cli.py) calls.
 
-Threads: the app never runs MLX. An `engine.worker.EngineWorker` thread loads the model and runs every
+Threads: the app never runs MLX. An `engine.thread.worker.EngineWorker` thread loads the model and runs every
 generation; its rare events arrive here as `EngineMessage`s (posted thread-safely onto the app's queue) and
 go to the `ChatSession` (the turn logic), which reads the newest canvas frame straight from the worker's
 slot on the chat screen's timer. The app only wires: worker, store, settings file, session and screens.
@@ -31,7 +31,7 @@ from engine.events import (
     WorkerEvent,
 )
 from engine.settings import Settings
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 from themes import DEFAULT_THEME, canvas_variable_defaults
 from themes.textual_themes import load_themes
 

@@ -34,7 +34,7 @@ import platformdirs
 import tomli_w
 
 from engine.errors import SettingsError
-from engine.families import FAMILIES
+from engine.models.families import FAMILIES
 from engine.settings import SPECS, Settings, coerce
 from themes import DEFAULT_THEME
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 from engine.events import LoadFailed, LoadProgress, ModelInfo, ModelLoaded, WorkerEvent
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 
 from .remote import RemoteBackend
 from .screens.model_picker import ModelPickerScreen
@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 
 
 class EngineMessage(Message):
-    """An event from the engine thread (see engine.worker) or a server's backend, delivered on the UI thread;
+    """An event from the engine thread (see engine.thread.worker) or a server's backend, delivered on the UI thread;
     `source` is the backend it came from (two exist while a new one loads; None: the one in use)."""
 
     def __init__(self, event: WorkerEvent, source: object | None = None):

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Sequence
 
 from engine.errors import InputError
-from engine.trajectory import Trajectory, decode
+from engine.recording.trajectory import Trajectory, decode
 
 from .widgets.printable import flowing, unbroken
 from .words import count, human

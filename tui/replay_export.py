@@ -18,7 +18,7 @@ from pathlib import Path
 import numpy as np
 from rich.cells import cell_len
 
-from engine.trajectory import Trajectory
+from engine.recording.trajectory import Trajectory
 
 from .widgets.printable import unbroken
 from .words import block_position

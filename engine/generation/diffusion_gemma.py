@@ -26,8 +26,8 @@ import numpy as np
 
 from ..errors import InputError, NonFiniteOutput
 from ..events import Step
-from ..families import DIFFUSION_GEMMA
-from ..images import image_runs
+from ..models.families import DIFFUSION_GEMMA
+from ..images.processor import image_runs
 from ..settings import Settings, check_temperature_schedule, specs_for
 from .common import first_set, is_cancelled
 from .driver import BlockOutcome, Prefilled

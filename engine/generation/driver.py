@@ -13,8 +13,8 @@ from dataclasses import dataclass, field
 from typing import Any, Generator, Protocol
 
 from ..events import BlockCommitted, Started, Step, StopReason
-from ..text import TextAssembler
-from ..fill import FillCanvas
+from .text import TextAssembler
+from .fill import FillCanvas
 from ..models.chunking import Cancelled
 from .common import Clock, cancelled_block, closing_events, emit_block
 from .fill_run import BlockFill, FillRun, FillText
@@ -27,7 +27,7 @@ class Prefilled:
     cache: Any
     cached_ids: list[int]            # ids the cache holds (a block-aligned family may hold fewer than the prompt)
     encoded_tokens: int              # prompt tokens run through the network this turn (not served by the session)
-    images: list = field(default_factory=list)   # the prompt's image runs (engine.session.ImageRun)
+    images: list = field(default_factory=list)   # the prompt's image runs (engine.generation.session.ImageRun)
 
 
 @dataclass(frozen=True)

@@ -1,4 +1,4 @@
-"""A template (engine.fill) in the block loop: which positions each block holds, what it emits, where the
+"""A template (engine.generation.fill) in the block loop: which positions each block holds, what it emits, where the
 filled text lies.
 
 The template's leading given text (before the first hole) is encoded with the prompt, exactly as a committed
@@ -8,7 +8,7 @@ That is also why a conversation's prefix cache stays valid when a span of an ans
 request's prompt is the old one, and the given text before the span is the old answer's start, so the
 session serves the longest common prefix of what it cached (prompt + old answer) and of prompt + given text,
 and trims the rest; nothing of the old answer past the first differing token is ever read from the cache.
-The rest of the template is cut into blocks (engine.fill.split_blocks) whose given positions the denoisers
+The rest of the template is cut into blocks (engine.generation.fill.split_blocks) whose given positions the denoisers
 keep fixed. The answer's text is assembled run by run (`FillText`), so given text stays byte-exact and
 finding where the fillings lie costs nothing extra: both are linear in the template's length.
 """
@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ..fill import FillCanvas, split_blocks
+from .fill import FillCanvas, split_blocks
 
 
 @dataclass(frozen=True)
@@ -32,7 +32,7 @@ class BlockFill:
 
 
 class FillText:
-    """A fill's answer text (the interface of engine.text.TextAssembler; no reasoning channel): built run by run
+    """A fill's answer text (the interface of engine.generation.text.TextAssembler; no reasoning channel): built run by run
     — each run of given positions is the given text verbatim, each hole its filling decoded on its own — and
     delivered once a run is complete. Decoding the whole answer at once would let a hole's bytes join the
     given text's: a tokenizer with byte fallback decodes a run of byte tokens that is not valid UTF-8 as one

@@ -47,7 +47,7 @@ import numpy as np
 
 from ..errors import InputError, NonFiniteOutput
 from ..events import Step
-from ..families import LLADA2
+from ..models.families import LLADA2
 from ..models.llada2_moe import DEFAULT_BLOCK_LENGTH
 from ..settings import Settings, specs_for
 from .common import first_set, is_cancelled

@@ -2,7 +2,7 @@
 
 Module names follow the checkpoint (`model.encoder.vision_tower.*`, `model.encoder.embed_vision.*`),
 so weights load without renaming. One image at a time: pixels [3, H, W] (H, W multiples of
-patch x pooling, as `engine.images.ImageProcessor` makes them) -> one vector per 3x3 block of patches.
+patch x pooling, as `engine.images.processor.ImageProcessor` makes them) -> one vector per 3x3 block of patches.
 Every patch is real (no padding to a fixed budget), so attention needs no mask.
 """
 

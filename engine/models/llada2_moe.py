@@ -21,7 +21,7 @@ from . import ops
 from .cache import PrefixCache
 from .chunking import Cancelled
 from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
-# The config has its own module; `ModelConfig` is part of this family module's interface (engine.loader).
+# The config has its own module; `ModelConfig` is part of this family module's interface (engine.io.loader).
 from .llada2_config import DEFAULT_BLOCK_LENGTH, DEFAULT_MASK_TOKEN_ID, DEFAULT_PAD_TOKEN_ID, ModelConfig  # noqa: F401
 
 
@@ -332,7 +332,7 @@ class Network(nn.Module):
 
 
 def make_processor(path, config: ModelConfig, tokenizer=None) -> None:
-    """LLaDA-2 reads text only: no image processor (engine.families.NetworkModule)."""
+    """LLaDA-2 reads text only: no image processor (engine.models.families.NetworkModule)."""
     return None
 
 

@@ -1,7 +1,7 @@
 """`diffusion-chat serve`: an OpenAI-compatible HTTP server for the engine, that can also stream the
-denoising frames (the `diffusion_frame` extension, engine.wire).
+denoising frames (the `diffusion_frame` extension, engine.serve.wire).
 
-* `bridge` — the one engine thread (engine.worker) and each request's events, in order;
+* `bridge` — the one engine thread (engine.thread.worker) and each request's events, in order;
 * `requests` / `images` — request bodies checked and turned into what the engine runs; `admission` — the
   prompt checked against the context before anything is queued;
 * `chat` — a chat completion answered (streamed or whole), with `stops` (stop strings at block commits);

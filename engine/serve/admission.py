@@ -1,7 +1,7 @@
 """Is a request's prompt one the engine can run? Checked on the HTTP side, before anything is queued and before a
 stream's `200` goes out, so a client gets a 400 it will not retry instead of a 500 or an error chunk.
 
-The engine checks the same rule again (engine.context) and has the last word; this is only the early answer,
+The engine checks the same rule again (engine.generation.context) and has the last word; this is only the early answer,
 counted with the engine's own template and tokenizer (`ModelInfo.count_tokens`, MLX-free) on a worker thread."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from __future__ import annotations
 import asyncio
 from typing import Sequence
 
-from ..context import fit_max_tokens
+from ..generation.context import fit_max_tokens
 from ..errors import InputError, SettingsError
 from ..events import ModelInfo
 from ..settings import Settings

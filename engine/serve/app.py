@@ -26,7 +26,8 @@ from starlette.requests import ClientDisconnect, Request
 from starlette.responses import JSONResponse, PlainTextResponse, StreamingResponse
 from starlette.routing import Route
 
-from .. import bounded_json, wire
+from ..io import bounded_json
+from . import wire
 from ..events import Finished, GenerationRequest, ModelInfo
 from ..errors import SettingsError
 from ..settings import Settings, specs_for

@@ -21,7 +21,7 @@ from typing import Any, Callable
 from ..errors import EngineError
 from ..events import Frame, GenerationFailed, GenerationRequest, GenerationUpdate, Step
 from ..generation.forward import DenoiseCall, forward_all
-from ..worker import error_line
+from ..thread.worker import error_line
 
 log = logging.getLogger(__name__)
 
@@ -75,12 +75,12 @@ class _Stream:
 
 
 class BatchScheduler:
-    """Called by `engine.worker.EngineWorker` on its engine thread as its `generate` function, once per batch
+    """Called by `engine.thread.worker.EngineWorker` on its engine thread as its `generate` function, once per batch
     run: it takes requests from `admissions` (engine.serve.batch_worker.Admissions) until none is left."""
 
     def __init__(self, admissions, notify: Callable, frames: dict, max_batch: int, generate: Callable | None = None):
         if generate is None:
-            from ..api import generate
+            from ..generation.api import generate
         self.admissions, self.notify, self.frames = admissions, notify, frames
         self.max_batch = max(1, int(max_batch))
         self.generate = generate

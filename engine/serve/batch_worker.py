@@ -1,6 +1,6 @@
 """`BatchingWorker`: the engine worker the server talks to when it batches (`serve --max-batch N`, N > 1).
 
-It offers what engine.serve.bridge uses of `engine.worker.EngineWorker` (start, load_model, generate, cancel,
+It offers what engine.serve.bridge uses of `engine.thread.worker.EngineWorker` (start, load_model, generate, cancel,
 forget, close, frame_for) and keeps that worker for its one engine thread, its model and its prefix caches.
 Generations do not queue there one by one: they wait in `Admissions`, and while any wait or run, one batch run
 (engine.serve.batch_scheduler.BatchScheduler, queued on the engine thread as a single job) takes them in, up to
@@ -14,7 +14,7 @@ from typing import Callable, Hashable
 
 from ..events import Frame, GenerationFailed, GenerationRequest, GenerationUpdate, WorkerEvent
 from ..settings import Settings
-from ..worker import EngineWorker
+from ..thread.worker import EngineWorker
 from .batch_scheduler import Admitted, BatchScheduler
 
 DEFAULT_MAX_BATCH = 4

@@ -1,4 +1,4 @@
-"""The server's side of the one engine thread: requests go to `engine.worker.EngineWorker` (which runs them one
+"""The server's side of the one engine thread: requests go to `engine.thread.worker.EngineWorker` (which runs them one
 at a time, in order), and each request's events come back to the asyncio handler that is streaming it.
 
 Order matters for the live canvas: a frame of block k+1 must never be sent before the text of block k. The
@@ -28,7 +28,7 @@ from ..events import (
     ModelLoaded,
     WorkerEvent,
 )
-from ..worker import EngineWorker
+from ..thread.worker import EngineWorker
 from .errors import APIError
 
 # One prefix cache for the server: a chat client re-sends the whole conversation every turn, and the cache
@@ -147,7 +147,7 @@ class EngineBridge:
             ticket.on_done()
 
     def _notify(self, event: WorkerEvent) -> None:
-        """Engine thread (see engine.worker: must return quickly)."""
+        """Engine thread (see engine.thread.worker: must return quickly)."""
         if isinstance(event, (ModelLoaded, LoadFailed)):
             self._load_result = event
             self._loaded.set()

@@ -14,7 +14,7 @@ from typing import Callable
 
 from starlette.requests import Request
 
-from .. import wire
+from . import wire
 from ..events import BlockCommitted, Finished, GenerationFailed, ModelInfo, Started
 from .bridge import EngineBridge, FrameThrottle, Ticket
 from .chunks import DONE, FINISH_REASONS, Completion, sse

@@ -1,4 +1,4 @@
-"""`POST /v1/completions`: OpenAI's legacy text completion, answered by diffusion infilling (engine.fill).
+"""`POST /v1/completions`: OpenAI's legacy text completion, answered by diffusion infilling (engine.generation.fill).
 
 The answer is a template: the `prompt` as given text, a hole of `max_tokens` positions, then the `suffix` as given
 text. Only the hole is denoised, and the model sees both sides of it at every step, so a suffix is honoured the way
@@ -19,8 +19,8 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..events import Finished, GenerationFailed, ModelInfo
-from ..families import DIFFUSION_GEMMA
-from ..fill import FillTemplate, Given, Hole
+from ..models.families import DIFFUSION_GEMMA
+from ..generation.fill import FillTemplate, Given, Hole
 from ..settings import Settings
 from .bridge import EngineBridge, Ticket
 from .chunks import DONE, sse

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ..errors import InputError
-from ..image_files import inspect_image
+from ..images.files import inspect_image
 from .errors import APIError, bad_request
 
 if TYPE_CHECKING:

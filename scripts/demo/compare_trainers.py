@@ -111,8 +111,8 @@ def mlx_side(family: str, workdir: Path, steps: int) -> dict:
     import mlx.nn as nn
     import mlx.optimizers as optim
     import numpy as np
-    from engine.checkpoint import read_configs
-    from engine.loader import build_network
+    from engine.io.checkpoint import read_configs
+    from engine.io.loader import build_network
     from engine.models.cache import LayerKV
 
     _, _, net = build_network(read_configs(workdir / family))

@@ -23,8 +23,8 @@ import mlx.core as mx
 import mlx.nn as nn
 from mlx.utils import tree_flatten
 
-from engine.checkpoint import read_configs
-from engine.loader import build_network
+from engine.io.checkpoint import read_configs
+from engine.io.loader import build_network
 
 COPIED = ("tokenizer.json", "tokenizer_config.json", "special_tokens_map.json", "chat_template.jinja",
           "generation_config.json")

@@ -3,7 +3,7 @@
 Character level, so every digit and letter is its own token: arithmetic, spelling and reversing unseen
 words are then learnable by a tiny model. The files are what real checkpoints carry (`tokenizer.json`,
 `tokenizer_config.json`, `special_tokens_map.json`, `chat_template.jinja`), read by the app through
-`engine.tokenizer.Tokenizer` exactly as it reads a downloaded model's.
+`engine.io.tokenizer.Tokenizer` exactly as it reads a downloaded model's.
 
 `tokenizer.json` is a BPE model with no merges over the curriculum's character set (printable ASCII,
 newline, `×`, `−`, and `▁` standing for a space), with byte fallback `<0x00>`..`<0xFF>` so that any other
@@ -130,8 +130,8 @@ def write_tokenizer(folder: Path, family: str) -> dict[str, int]:
 
 def load_tokenizer(folder: Path, family: str):
     """The engine's own `Tokenizer` over a folder written by `write_tokenizer` (no config.json needed)."""
-    from engine.checkpoint import CheckpointFiles
-    from engine.tokenizer import Tokenizer
+    from engine.io.checkpoint import CheckpointFiles
+    from engine.io.tokenizer import Tokenizer
 
     folder = Path(folder)
     return Tokenizer.from_checkpoint(folder, CheckpointFiles(folder, {}, {}), family)

@@ -1,5 +1,5 @@
 """The remote backend: the app's chat against any OpenAI-compatible server, behind the same narrow protocol as
-the local engine thread (engine.worker.EngineWorker), so the chat session, screens and widgets cannot tell
+the local engine thread (engine.thread.worker.EngineWorker), so the chat session, screens and widgets cannot tell
 which one runs.
 
 * `load_model(name)` connects: `GET /v1/models`, then `ModelLoaded` with a remote `ModelInfo` (or

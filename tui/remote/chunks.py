@@ -3,7 +3,7 @@ server. Pure: the HTTP side is tui.remote.backend.
 
 Text is taken as it comes (these servers send one chunk per committed block); reasoning from
 `delta.reasoning_content`, else `delta.reasoning` (mlx-vlm sends both, kept equal; Ollama and newer vLLM only
-the second). From `diffusion-chat serve` the extensions of engine.wire add frames, the block numbers and
+the second). From `diffusion-chat serve` the extensions of engine.serve.wire add frames, the block numbers and
 the engine's own stats; from other servers the blocks are counted by chunk and the stats are the wall clock
 and the usage chunk's token counts.
 """
@@ -14,7 +14,7 @@ import time
 from dataclasses import dataclass, field
 from typing import Any, Callable
 
-from engine import wire
+from engine.serve import wire
 from engine.events import BlockCommitted, Finished, Started, Stats, Step
 
 from .errors import error_text
@@ -50,7 +50,7 @@ class ChunkReader:
     stats: Stats | None = None
     engine_finish: str | None = None
     usage: dict = field(default_factory=dict)
-    extended: bool = False           # the server sends engine.wire's extensions (diffusion-chat serve)
+    extended: bool = False           # the server sends engine.serve.wire's extensions (diffusion-chat serve)
     content_tail: str = ""           # text after the last block (diffusion-chat serve's held-back tail)
     reasoning_tail: str = ""
 

@@ -7,7 +7,7 @@ list of validation problems), and mlx-vlm's mid-stream `{"error": "<string>"}`.
 
 from __future__ import annotations
 
-from engine import bounded_json
+from engine.io import bounded_json
 from typing import Any
 
 MAX_LENGTH = 300

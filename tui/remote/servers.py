@@ -1,6 +1,6 @@
 """What a server is, from its `GET /v1/models` answer, and what the app may ask of it.
 
-`diffusion-chat serve` describes its model (engine.wire.MODEL_KEY): family, defaults, the settings it takes,
+`diffusion-chat serve` describes its model (engine.serve.wire.MODEL_KEY): family, defaults, the settings it takes,
 and frames. Any other server is described by guesses, each on purpose:
 
 * the family from the model id (LLaDA-2 if it says "llada", else DiffusionGemma), so the sampler panel and
@@ -17,9 +17,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from engine import wire
+from engine.serve import wire
 from engine.events import ModelInfo
-from engine.families import DIFFUSION_GEMMA, LLADA2, family_label
+from engine.models.families import DIFFUSION_GEMMA, LLADA2, family_label
 
 OPENAI_FIELDS = ("temp", "top_p", "top_k", "seed", "max_tokens")
 MLX_VLM_FIELDS = ("max_denoising_steps", "block_length", "diffusion_sampler", "diffusion_full_canvas",

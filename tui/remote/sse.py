@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import AsyncIterator
 
-from engine import bounded_json
+from engine.io import bounded_json
 
 MAX_EVENT_BYTES = 4 << 20        # one SSE event: a frame of 4,096 positions with texts is ~300 KB
 MAX_BODY_BYTES = 8 << 20         # a /v1/models answer

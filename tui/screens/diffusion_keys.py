@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from engine.errors import InputError
-from engine.trajectory import decode
+from engine.recording.trajectory import decode
 
 from ..widgets.answer_text import SpanSelector
 from ..widgets.messages import AssistantMessage

@@ -21,7 +21,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Input, OptionList, ProgressBar, Static
 from textual.widgets.option_list import Option
 
-from engine.families import FAMILIES
+from engine.models.families import FAMILIES
 
 from ..demo_models import REAL_CHECKPOINTS, bundled_demos, default_demo
 from ..widgets.prompt import PathSuggester

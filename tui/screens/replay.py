@@ -1,7 +1,7 @@
 """The replay view (ctrl+r on an answer): its recorded denoising, step by step, in the live canvas's widget
 and colours.
 
-The trajectory (engine.trajectory) is decoded once, when the view opens; each frame is then one recorded
+The trajectory (engine.recording.trajectory) is decoded once, when the view opens; each frame is then one recorded
 `Step` handed to the same `DenoisingCanvas` the live answer uses, with token texts from the trajectory itself
 (so a replay needs no model). Per block, the header says its steps, how it stopped and LLaDA-2.1's edits,
 and the sparklines under the canvas are every block's accepted positions per step.
@@ -17,7 +17,7 @@ from textual.containers import VerticalScroll
 from textual.screen import Screen
 from textual.widgets import Footer, Static
 
-from engine.trajectory import BlockRecord, Trajectory
+from engine.recording.trajectory import BlockRecord, Trajectory
 
 from ..widgets.block_steps import BlockSteps, edits_text
 from ..config import CANVAS_MODES, CanvasMode

@@ -19,7 +19,7 @@ from typing import Any, Callable, Sequence
 
 from engine.errors import InputError
 from engine.events import GenerationFailed, GenerationRequest, GenerationUpdate, ModelInfo
-from engine.fill import FillTemplate, parse_fill, revision_template
+from engine.generation.fill import FillTemplate, parse_fill, revision_template
 from engine.settings import Settings
 
 from ..records import Message, Revision

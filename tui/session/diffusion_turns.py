@@ -2,7 +2,7 @@
 (`/fill`), writing a span of a finished answer again in place (revise mode), and reading an answer's recorded
 denoising back for the replay view. `ChatSession` applies them.
 
-Filling and revising are one engine primitive, an answer template (`engine.fill`): `/fill` sends the text as
+Filling and revising are one engine primitive, an answer template (`engine.generation.fill`): `/fill` sends the text as
 the user's turn and asks for an answer that is that text with its holes denoised; revising asks again for
 the answer's own prompt with the answer as the template, the span a hole of its own length. A revision is
 saved like a regenerated answer (`store.add_revision`), and the conversation keeps its prefix cache: the
@@ -16,7 +16,7 @@ from typing import Sequence
 
 from engine.errors import InputError
 from engine.events import ModelInfo
-from engine.fill import FillTemplate, parse_fill
+from engine.generation.fill import FillTemplate, parse_fill
 
 from ..records import Message
 from ..store import ConversationStore, StoreError

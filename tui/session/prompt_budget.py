@@ -1,4 +1,4 @@
-"""Will the next turn fit the model's context? The same rule the engine applies (engine.context), counted with
+"""Will the next turn fit the model's context? The same rule the engine applies (engine.generation.context), counted with
 the engine's own template and tokenizer (`ModelInfo.count_tokens`) so the app can refuse before sending."""
 
 from __future__ import annotations
@@ -6,7 +6,7 @@ from __future__ import annotations
 import asyncio
 from typing import Sequence
 
-from engine.context import fit_max_tokens
+from engine.generation.context import fit_max_tokens
 from engine.errors import EngineError, SettingsError
 from engine.events import ModelInfo
 from engine.settings import SPECS, Settings

@@ -14,7 +14,7 @@ from textual.content import Content
 from textual.message import Message
 from textual.widgets import Static
 
-from engine.image_files import ImageInfo, inspect_image
+from engine.images.files import ImageInfo, inspect_image
 
 from .thumbnail import Thumbnail
 

@@ -11,7 +11,7 @@ import mlx.nn as nn
 import numpy as np
 
 from ...errors import CheckpointError, InputError
-from ...images import ImageProcessor
+from ...images.processor import ImageProcessor
 from .. import chunking
 from ..cache import PrefixCache
 from ..chunking import Cancelled
@@ -269,7 +269,7 @@ class Network(nn.Module):
 
 
 def make_processor(path, config: ModelConfig, tokenizer=None) -> ImageProcessor | None:
-    """The image processor (engine.images) when the checkpoint has a vision tower, else None.
+    """The image processor (engine.images.processor) when the checkpoint has a vision tower, else None.
 
     The image/boi/eoi token ids come from config.json; `tokenizer` is not needed (the loader passes it
     to every family)."""

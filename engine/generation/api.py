@@ -6,13 +6,13 @@ import dataclasses
 from typing import Iterator, Sequence
 
 from .context import fit_max_tokens
-from . import threads
-from .errors import EngineError, InputError
-from .events import BlockCommitted, Event, Finished, Prefilling, Step
+from ..thread import release
+from ..errors import EngineError, InputError
+from ..events import BlockCommitted, Event, Finished, Prefilling, Step
 from .fill import as_template, tokenize
-from .families import FAMILIES
-from .settings import Settings
-from .threads import own_this_thread
+from ..models.families import FAMILIES
+from ..settings import Settings
+from ..thread.release import own_this_thread
 
 
 def generate(
@@ -35,23 +35,23 @@ def generate(
     Give chat `messages` (role/content dicts; content is a string or a list of {"type": "text"|"image"} items)
     or pre-tokenized `prompt_ids`. `settings` fields left as None take the checkpoint's defaults. `think` asks
     the chat template for the reasoning channel.
-    `randomness` replaces the seeded default draws (see engine.randomness). `cancel` is anything with
+    `randomness` replaces the seeded default draws (see engine.generation.randomness). `cancel` is anything with
     `is_set()`, checked every denoising step. `session` (engine.Session) keeps the encoder cache of a
     conversation so the next turn encodes only its new tokens. `images` are paths attached to the last
     user message (DiffusionGemma with a vision tower only). `progress(event)` receives an
     `engine.events.Prefilling` after each encoder pass of a long prompt but the last (on this thread, before
     `Started`), so a front end can show that a long prompt is being read.
-    `fill` (an `engine.fill.FillTemplate`, or text with `___` / `[...]` holes) makes the answer that template:
+    `fill` (an `engine.generation.fill.FillTemplate`, or text with `___` / `[...]` holes) makes the answer that template:
     its given text stays fixed and only the holes are denoised; `max_tokens` does not apply, the answer ends
     when the template is filled, and `Finished.filled_spans` says where the fillings are. A fill has no
     thinking channel (`think` must be off).
-    `record` attaches the generation's trajectory (engine.trajectory, bytes) to `Finished.trajectory`.
+    `record` attaches the generation's trajectory (engine.recording.trajectory, bytes) to `Finished.trajectory`.
     `batched` leaves the decoder passes to the caller: the stream then also yields
     `engine.generation.forward.DenoiseCall`s, and the logits of each are sent back into it (a batch scheduler
     answers several streams' calls with one forward). Not with `record`.
     """
-    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
-    if threads.shutting_down():
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.thread.release)
+    if release.shutting_down():
         raise EngineError("the program is exiting: no new generation starts")
     settings = (settings or Settings()).validated()
     if (messages is None) == (prompt_ids is None):
@@ -75,8 +75,8 @@ def generate(
         raise InputError("the prompt is empty")
     if batched and record:
         raise InputError("a batched generation cannot be recorded")
-    # Ended at its next event when the interpreter exits mid-generation (engine.threads explains the abort).
-    return threads.stop_at_shutdown(_start(model, list(prompt_ids), settings, randomness, cancel, session,
+    # Ended at its next event when the interpreter exits mid-generation (engine.thread.release explains the abort).
+    return release.stop_at_shutdown(_start(model, list(prompt_ids), settings, randomness, cancel, session,
                                            progress, template, record, batched, **extra))
 
 
@@ -84,13 +84,13 @@ def _start(model, prompt_ids: list[int], settings: Settings, randomness, cancel,
            template=None, record=False, batched=False, pixel_values=None, token_type_ids=None):
     """Everything a request is checked for happens here, once, before the first event and before any work: ids
     in the vocabulary, the family's settings, and prompt + max_tokens (or a fill's template) within the context
-    (engine.context). The block loop (engine.generation.driver) then trusts them."""
-    from .generation.common import stop_ids
-    from .generation.driver import run
-    from .generation.forward import answered
+    (engine.generation.context). The block loop (engine.generation.driver) then trusts them."""
+    from .common import stop_ids
+    from .driver import run
+    from .forward import answered
     from .randomness import SeededRandomness
-    from .replay import RecordingRandomness
-    from .trajectory import TrajectoryRecorder
+    from ..recording.replay import RecordingRandomness
+    from ..recording.trajectory import TrajectoryRecorder
 
     network = model.network
     vocab = network.vocab_size

@@ -24,7 +24,7 @@ from __future__ import annotations
 import numpy as np
 from PIL import Image
 
-from .errors import InputError
+from ..errors import InputError
 
 WHITE = (255, 255, 255, 255)
 _PILLOW_CONVERTS = {"1", "L", "P", "RGB", "RGBX", "CMYK", "YCbCr", "LAB", "HSV"}

@@ -9,7 +9,7 @@ from typing import Any
 
 import mlx.core as mx
 
-from .cpu import device
+from ..cpu import device
 from .checkpoint import (
     CheckpointFiles,
     ProgressCallback,
@@ -19,11 +19,11 @@ from .checkpoint import (
     read_configs,
     resolve,
 )
-from .errors import CheckpointError
-from .events import ModelInfo
-from .families import FAMILIES
-from .image_files import displayed_size
-from .threads import own_this_thread
+from ..errors import CheckpointError
+from ..events import ModelInfo
+from ..models.families import FAMILIES
+from ..images.files import displayed_size
+from ..thread.release import own_this_thread
 
 
 
@@ -106,7 +106,7 @@ def build_network(files: CheckpointFiles):
 def load(model: str | Path, progress: ProgressCallback | None = None, cancel=None) -> Model:
     from .tokenizer import Tokenizer
 
-    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.threads)
+    own_this_thread()  # a thread that builds MLX state releases it when it ends (engine.thread.release)
 
     path = resolve(model, progress, cancel)
     name = _display_name(model, path)

@@ -1,4 +1,4 @@
-"""Reading a trajectory file (engine.trajectory's format) as the untrusted input it is.
+"""Reading a trajectory file (engine.recording.trajectory's format) as the untrusted input it is.
 
 Everything is checked before it is allocated: the LZMA stream may inflate to at most `MAX_INFLATED_BYTES`
 (read with a ceiling, never whole), every `.npz` member's header must declare a dtype and shape that its
@@ -21,8 +21,8 @@ from typing import Any
 
 import numpy as np
 
-from . import bounded_json
-from .errors import InputError
+from ..io import bounded_json
+from ..errors import InputError
 
 MAX_INFLATED_BYTES = 128 << 20
 MAX_POSITIONS = 8 << 20           # all frames' canvases together

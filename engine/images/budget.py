@@ -6,7 +6,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from .errors import InputError
+from ..errors import InputError
 
 # The Gemma 4 processor's defaults (google/gemma-4-26B-A4B-it processor_config.json).
 DEFAULT_MAX_SOFT_TOKENS = 280

@@ -33,7 +33,7 @@ from typing import Callable, Union
 
 import numpy as np
 
-from .errors import InputError
+from ..errors import InputError
 
 # Long enough for a few words or a short phrase, short enough that a one-word blank is not drowned in filler;
 # give `___{n}` for anything else.

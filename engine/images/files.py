@@ -11,8 +11,8 @@ from pathlib import Path
 
 from PIL import Image, ImageOps, UnidentifiedImageError
 
-from .errors import InputError
-from .image_modes import to_rgb
+from ..errors import InputError
+from .modes import to_rgb
 
 # Extensions that are certainly sound or film, on top of what `mimetypes` knows on this system.
 _AUDIO_VIDEO_EXTENSIONS = {
@@ -55,7 +55,7 @@ def displayed_size(path: str | Path) -> tuple[int, int] | None:
 
 def open_image(path: str | Path) -> Image.Image:
     """Decode the whole image (so a truncated file fails here, not later), upright per its EXIF orientation, as
-    8-bit RGB with every Pillow mode converted on purpose (engine.image_modes)."""
+    8-bit RGB with every Pillow mode converted on purpose (engine.images.modes)."""
     path = Path(path).expanduser()
     _checked_file(path)
     name = path.name

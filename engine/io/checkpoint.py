@@ -1,7 +1,7 @@
 """Finding a checkpoint and reading its files: config, generation config and safetensors weights.
 
 Knows nothing about any model family. Family modules turn the raw tensors into their own names
-(`sanitize`) and the loader (`engine.loader`) builds the network.
+(`sanitize`) and the loader (`engine.io.loader`) builds the network.
 
 Nothing here ever imports or runs Python that ships inside a checkpoint (LLaDA-2 repos carry
 remote code; we only read JSON and tensors).
@@ -19,7 +19,7 @@ import mlx.core as mx
 import mlx.nn as nn
 from mlx.utils import tree_flatten
 
-from .errors import CheckpointError
+from ..errors import CheckpointError
 
 # (downloaded_bytes, total_bytes or None, description)
 # progress(done, total or None, description, stage="download"): see engine.events.LoadProgress

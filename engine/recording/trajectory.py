@@ -7,7 +7,7 @@ LZMA stream over an uncompressed npz (`encode` / `decode`; 13% smaller than zlib
 candidates XOR-coded against the previous step of their block (what stays put becomes zeros) and every
 array's bytes grouped by significance (ids and float16 scores differ mostly in their low bytes).
 
-Which random draws a replay needs, and why they are all here (engine.replay serves them):
+Which random draws a replay needs, and why they are all here (engine.recording.replay serves them):
 * DiffusionGemma: the canvas after step k is where(accepted, proposal, renoise), and the proposal is read only
   where accepted, the renoise draw only elsewhere, so the recorded canvas *is* both draws wherever they
   matter; the block's initial noise is recorded separately (`initial`). The confidence-threshold sampler also
@@ -31,8 +31,8 @@ from typing import Any, Callable, Sequence
 
 import numpy as np
 
-from .errors import InputError
-from .events import BlockCommitted, Finished, Step
+from ..errors import InputError
+from ..events import BlockCommitted, Finished, Step
 
 MAGIC = b"diffusion-chat trajectory\n"
 VERSION = 1
@@ -196,9 +196,9 @@ def encode(trajectory: Trajectory) -> bytes:
 
 
 def decode(data: bytes) -> Trajectory:
-    """The trajectory in `data`; one-line InputError for anything else (engine.trajectory_reader checks the
+    """The trajectory in `data`; one-line InputError for anything else (engine.recording.reader checks the
     schema and every declared size before anything is allocated from it)."""
-    from . import trajectory_reader as reader
+    from . import reader
 
     if not isinstance(data, (bytes, bytearray, memoryview)) or not bytes(data[:len(MAGIC)]) == MAGIC:
         raise InputError("not a diffusion-chat trajectory (it does not start like one)")

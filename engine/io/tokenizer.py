@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any, Sequence
 
 from .checkpoint import CheckpointFiles, read_json
-from .errors import CheckpointError, EngineError, InputError
+from ..errors import CheckpointError, EngineError, InputError
 
 _PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 _BYTE_PIECE = re.compile(r"<0x[0-9A-Fa-f]{2}>")

@@ -1,7 +1,7 @@
 """Recording a generation's random draws, and replaying a recorded trajectory through the engine.
 
 `RecordingRandomness` wraps the randomness of a generation run with `engine.generate(record=True)` and hands
-the draws a replay needs to the `TrajectoryRecorder` (see engine.trajectory for which ones). A
+the draws a replay needs to the `TrajectoryRecorder` (see engine.recording.trajectory for which ones). A
 `ReplayRandomness` serves them back, so `replay(model, trajectory)` — the same prompt ids, settings and
 template with the recorded draws — yields the same tokens: a trajectory is also a bug report.
 """
@@ -12,10 +12,10 @@ from typing import Iterator
 
 import numpy as np
 
-from .errors import InputError
-from .events import Event
-from .fill import FillTemplate, Given, Hole
-from .settings import Settings
+from ..errors import InputError
+from ..events import Event
+from ..generation.fill import FillTemplate, Given, Hole
+from ..settings import Settings
 from .trajectory import Trajectory, TrajectoryRecorder
 
 
@@ -100,7 +100,7 @@ def fill_template(trajectory: Trajectory) -> FillTemplate | None:
 def replay(model, trajectory: Trajectory, **options) -> Iterator[Event]:
     """Generate again with the recorded prompt, settings, template and draws (`options` go to engine.generate,
     e.g. record=True)."""
-    from .api import generate
+    from ..generation.api import generate
 
     meta = trajectory.meta
     if meta.get("family") != model.family:

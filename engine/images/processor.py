@@ -20,9 +20,9 @@ import mlx.core as mx
 import numpy as np
 from PIL import Image
 
-from .checkpoint import read_json
-from .errors import CheckpointError, InputError
-from .image_budget import (  # noqa: F401  (re-exported: the processor's arithmetic)
+from ..io.checkpoint import read_json
+from ..errors import CheckpointError, InputError
+from .budget import (  # noqa: F401  (re-exported: the processor's arithmetic)
     DEFAULT_MAX_SOFT_TOKENS,
     DEFAULT_PATCH_SIZE,
     DEFAULT_POOLING_KERNEL_SIZE,
@@ -30,7 +30,7 @@ from .image_budget import (  # noqa: F401  (re-exported: the processor's arithme
     soft_token_count,
     target_size,
 )
-from .image_files import ImageInfo, inspect_image, open_image  # noqa: F401  (re-exported)
+from .files import ImageInfo, inspect_image, open_image  # noqa: F401  (re-exported)
 
 
 class ImageProcessor:
@@ -94,7 +94,7 @@ class ImageProcessor:
 
     def preprocess(self, image_path: str | Path) -> tuple[mx.array, int]:
         """An image file -> (pixel_values float32 [3, H', W'], soft-token count)."""
-        image = open_image(image_path)  # 8-bit RGB whatever the file's mode (engine.image_modes)
+        image = open_image(image_path)  # 8-bit RGB whatever the file's mode (engine.images.modes)
         size = self.target_size(image.width, image.height)
         if size != image.size:
             image = image.resize(size, resample=self.resample)
@@ -112,7 +112,7 @@ class ImageProcessor:
     def prepare_prompt(self, ids: Sequence[int], text: str, image_paths: Sequence[str | Path]):
         """Tokenized chat prompt with one `<|image|>` per image -> `ChatPrompt` with expanded ids,
         token type ids (1 on soft tokens), one pixel array per image and each image's token count."""
-        from .tokenizer import ChatPrompt
+        from ..io.tokenizer import ChatPrompt
 
         processed = [self.preprocess(p) for p in image_paths]
         counts = [n for _, n in processed]

@@ -26,9 +26,9 @@ import weakref
 from dataclasses import dataclass, field
 from typing import Any, Callable, Hashable
 
-from .errors import EngineError
-from .threads import release_this_thread
-from .events import (
+from ..errors import EngineError
+from .release import release_this_thread
+from ..events import (
     Frame,
     GenerationFailed,
     GenerationRequest,
@@ -95,8 +95,8 @@ class EngineWorker:
         generate: Callable[..., Any] | None = None,
     ):
         if load is None or generate is None:
-            from .api import generate as engine_generate
-            from .loader import load as engine_load
+            from ..generation.api import generate as engine_generate
+            from ..io.loader import load as engine_load
 
             load, generate = load or engine_load, generate or engine_generate
         self._notify = notify
@@ -147,7 +147,7 @@ class EngineWorker:
     def close(self, timeout: float = 5.0) -> None:
         """Cancel everything and stop the thread, which releases the model and its MLX state on itself (waits at
         most `timeout` seconds). A worker still running when the interpreter exits is closed by an atexit hook,
-        while its thread can still run (see engine.threads for why that matters)."""
+        while its thread can still run (see engine.thread.release for why that matters)."""
         _running.discard(self)
         self._cancel_all()
         self._commands.put(_STOP)
@@ -193,7 +193,7 @@ class EngineWorker:
                         self._active = None
         finally:
             # MLX state is released on the thread that made it: the model and the caches first, then the
-            # thread's streams, random key and compile cache (engine.threads).
+            # thread's streams, random key and compile cache (engine.thread.release).
             self._model = None
             self._sessions.clear()
             release_this_thread()
@@ -233,7 +233,7 @@ class EngineWorker:
         request = job.request
         session = None
         if request.conversation is not None:
-            from .session import Session
+            from ..generation.session import Session
 
             session = self._sessions.setdefault(request.conversation, Session())
         # Only what a request asks for is passed on, so stand-in generate functions need not know every option.

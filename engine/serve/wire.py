@@ -25,8 +25,8 @@ from typing import Any, Callable, Mapping
 
 import numpy as np
 
-from .events import BlockCommitted, ModelInfo, Started, Stats, Step
-from .image_budget import ImageBudget
+from ..events import BlockCommitted, ModelInfo, Started, Stats, Step
+from ..images.budget import ImageBudget
 
 VERSION = 1
 FRAME_KEY = "diffusion_frame"

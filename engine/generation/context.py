@@ -1,12 +1,12 @@
 """The one rule for how long a request may be: the prompt and the answer must fit the model's context.
 
 Plain Python (no MLX), so a UI can apply it before sending; the engine applies it to every request
-(`engine.api`), before any work, and its verdict is the one that counts.
+(`engine.generation.api`), before any work, and its verdict is the one that counts.
 """
 
 from __future__ import annotations
 
-from .errors import InputError, SettingsError
+from ..errors import InputError, SettingsError
 
 
 def fit_max_tokens(prompt_tokens: int, max_tokens: int, max_tokens_given: bool, context_length: int | None) -> int:
