@@ -11,7 +11,6 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 import engine
 engine.prepare_process()
 import mlx.core as mx, numpy as np
-from pathlib import Path
 from random_checkpoint import write_random_dg_checkpoint
 from engine.generation.forward import DenoiseCall, forward_all
 p = Path(tempfile.gettempdir()) / "profile-batched-mid-dg"
