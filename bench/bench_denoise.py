@@ -18,7 +18,12 @@ DiffusionGemma on the same folder (the mid-size one, or with --skip-mid-size the
 (bench/mlx_vlm_step.py, run by --mlx-vlm-python, with the same BLAS preloaded): same prompt length, steps,
 entropy-bound sampler, temperature 0; both numbers and the ratio come from this one run.
 
-Usage: python bench/bench_denoise.py [--model PATH ...] [--steps 8] [--blocks 2] [--prompt-tokens 120]
+--path mlx switches the host path off (DIFFUSION_CHAT_HOST_OPS=0, also in child processes): the pure-MLX graph
+that Metal and CUDA run, timed on this CPU. Every timed generation also reports its host synchronisations per
+step (bench/host_syncs.py: mx.eval, .item(), .tolist(), NumPy conversions of MLX arrays; the most seen between
+two Step events of one block) next to the ratio.
+
+Usage: python bench/bench_denoise.py [--path host|mlx] [--model PATH ...] [--steps 8] [--blocks 2] [--prompt-tokens 120]
                                      [--compare-blas] [--compare-blas-lib LIBRARY]
                                      [--compare-mlx-vlm [--mlx-vlm-python PATH]]
 """
@@ -45,8 +50,9 @@ import engine  # noqa: E402
 engine.prepare_process(openblas="--reference-blas" not in sys.argv)
 import mlx.core as mx  # noqa: E402
 from engine.cpu import blas as _blas, malloc as _malloc, switch  # noqa: E402
-from engine.events import Finished  # noqa: E402
+from engine.events import Finished, Step  # noqa: E402
 from step_flops import mean_step_flops  # noqa: E402
+from host_syncs import counting  # noqa: E402
 from step_share import shares, timed_step_parts  # noqa: E402
 
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "checkpoints" / "dg_text"
@@ -64,13 +70,22 @@ def prompt_of(length: int) -> list[int]:
 
 def timed_generation(model, prompt: list[int], settings) -> dict:
     """One instrumented `engine.generate` run: ms per step and where a step's time goes (bench/step_share.py)."""
-    with timed_step_parts() as totals:
-        finished = [e for e in engine.generate(model, prompt_ids=prompt, settings=settings)
-                    if isinstance(e, Finished)][0]
+    marks = []  # (block, syncs so far) at each Step event
+    with timed_step_parts() as totals, counting() as syncs:
+        for event in engine.generate(model, prompt_ids=prompt, settings=settings):
+            if isinstance(event, Step):
+                marks.append((event.block, syncs.count))
+            elif isinstance(event, Finished):
+                finished = event
     stats = finished.stats
     steps = sum(stats.steps_per_block)
+    # Between two Step events of one block lies exactly one step's path (prefill and commits fall outside).
+    within = [n - marks[i - 1][1] for i, (block, n) in enumerate(marks) if i and marks[i - 1][0] == block]
     return {"ms_per_step": round(stats.ms_per_step, 2), "steps": steps, "prefill_ms": round(stats.prefill_s * 1000, 2),
             "work_tokens_per_s": round(stats.work_tokens / stats.denoise_s, 1) if stats.denoise_s else None,
+            "host_syncs_per_step": max(within) if within else None,
+            "host_syncs_per_step_with_prefill_and_commits": round(syncs.count / steps, 2) if steps else None,
+            "host_syncs_by_kind": syncs.kinds,
             **shares(totals, stats.denoise_s, steps)}
 
 
@@ -158,7 +173,7 @@ def blas_bound(folder: str, entry: dict, blocks: int, gflops: float) -> dict:
 
 
 def measure_in_child(folder: str, args, env: dict, reference_blas: bool = False) -> dict:
-    command = [sys.executable, __file__, "--measure-only", folder, "--steps", str(args.steps),
+    command = [sys.executable, __file__, "--measure-only", folder, "--path", args.path, "--steps", str(args.steps),
                "--blocks", str(args.blocks), "--prompt-tokens", str(args.prompt_tokens)]
     command += ["--reference-blas"] if reference_blas else []
     output = subprocess.run(command, env={**os.environ, **env}, capture_output=True, text=True, check=True).stdout
@@ -183,6 +198,7 @@ def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
         "this_engine_temp_0_ms_per_step": ours,
         "mlx_vlm_ms_per_step": theirs["ms_per_step"],
         "ratio": round(ours / theirs["ms_per_step"], 3),
+        "this_engine_host_syncs_per_step": entry["temp_0"]["host_syncs_per_step"],
         "this_engine_network_only_ms": entry["network_only_ms_per_step"],
         "mlx_vlm_network_only_ms": theirs["network_ms_per_step"],
         "network_ratio": round(entry["network_only_ms_per_step"] / theirs["network_ms_per_step"], 3)
@@ -201,6 +217,9 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=8, help="denoising steps per block")
     parser.add_argument("--blocks", type=int, default=2)
     parser.add_argument("--prompt-tokens", type=int, default=120)
+    parser.add_argument("--path", choices=("host", "mlx"), default="host",
+                        help="mlx: the host path off (DIFFUSION_CHAT_HOST_OPS=0), the pure-MLX graph Metal and CUDA "
+                             "run; host: the CPU host path where MLX runs on the CPU")
     parser.add_argument("--skip-mid-size", action="store_true")
     parser.add_argument("--skip-real-vocab", action="store_true")
     parser.add_argument("--compare-blas", action="store_true", help="also time the mid-size model without OpenBLAS")
@@ -213,6 +232,9 @@ def main() -> None:
     parser.add_argument("--measure-only", help=argparse.SUPPRESS)  # child process: one checkpoint, JSON out
     parser.add_argument("--reference-blas", action="store_true", help=argparse.SUPPRESS)  # child: no OpenBLAS
     args = parser.parse_args()
+    if args.path == "mlx":
+        # the one switch, for this process and its children (read at every op, so set before any generation)
+        os.environ[switch.ENV] = "0"
     if args.measure_only:
         print(json.dumps({**measure(args.measure_only, args.steps, args.blocks, args.prompt_tokens),
                           "matmul_gflops_2048": matmul_gflops(), "maps_blas": _mapped_blas_files()}))
@@ -268,6 +290,7 @@ def main() -> None:
     print(json.dumps({
         "benchmark": "denoise",
         "device": str(mx.default_device()),
+        "path": args.path,
         "mlx": mx.__version__,
         "machine": platform.machine(),
         "cpus": os.cpu_count(),
@@ -286,6 +309,10 @@ def main() -> None:
         "real_vocabulary": real_vocab,
         "results": results,
     }, indent=2))
+    if vlm and "ratio" in vlm:
+        print(f"{args.path} path: {vlm['this_engine_temp_0_ms_per_step']} ms/step against mlx-vlm's "
+              f"{vlm['mlx_vlm_ms_per_step']} (ratio {vlm['ratio']}), host syncs per step "
+              f"{vlm['this_engine_host_syncs_per_step']}", file=sys.stderr)
 
 
 def _mapped_blas_files() -> list[str]:

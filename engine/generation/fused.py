@@ -60,7 +60,6 @@ def analyse(logits: mx.array, *, softcap: float | None = None, temperature: floa
 def _device(logits: mx.array, proposal, uniforms, *, softcap, temperature, temp, top_k, top_p, confidence_from,
             probabilities, check_finite) -> Analysis:
     z, argmax, p, entropy = _device_processed(logits, softcap, temperature)
-    outputs = {"argmax": argmax, "entropy": entropy}
     q = p
     if temp != 0 and (uniforms is not None or confidence_from == "proposal") and (temp != 1.0 or top_k or top_p):
         q = mx.softmax(top_p_filter(top_k_filter(z / temp, top_k), top_p), axis=-1, precise=True)
@@ -68,17 +67,27 @@ def _device(logits: mx.array, proposal, uniforms, *, softcap, temperature, temp,
         drawn = mx.array(np.asarray(proposal, np.int32))
     else:
         drawn = argmax if uniforms is None else _device_inverse_transform(q, mx.array(np.asarray(uniforms, np.float32)))
-    outputs["proposal"] = drawn
+    rows = [argmax, entropy, drawn]
     if confidence_from is not None:
-        outputs["probability"] = mx.take_along_axis(q if confidence_from == "proposal" else p, drawn[:, None],
-                                                    axis=-1)[:, 0]
+        rows.append(mx.take_along_axis(q if confidence_from == "proposal" else p, drawn[:, None], axis=-1)[:, 0])
     if check_finite:
-        outputs["finite"] = mx.all(mx.isfinite(logits))
-    mx.eval(*outputs.values(), *([p] if probabilities else []))  # the step's one host synchronisation
-    host = {name: np.array(value) for name, value in outputs.items()}
-    return Analysis(host["argmax"].astype(np.int32), host["entropy"].astype(np.float32),
-                    host["proposal"].astype(np.int32), host.get("probability"), p if probabilities else None,
-                    bool(host.get("finite", True)))
+        rows.append(mx.broadcast_to(mx.all(mx.isfinite(logits)).astype(mx.float32), argmax.shape))
+    packed = _pack(rows)
+    if probabilities:
+        # scheduled with the per-position rows (the same pass over the logits), waited on by the next step
+        mx.async_eval(packed, p)
+    # The step's one host synchronisation: every per-position result comes back in one [rows, L] read.
+    host = np.array(packed)
+    probability = host[3] if confidence_from is not None else None
+    finite = bool(host[-1, 0]) if check_finite else True
+    return Analysis(host[0].view(np.int32), host[1], host[2].view(np.int32), probability,
+                    p if probabilities else None, finite)
+
+
+def _pack(rows: list[mx.array]) -> mx.array:
+    """float32 [rows, L]; the integer rows (argmax, proposal) travel bit for bit as float32 views."""
+    return mx.stack([mx.view(row.astype(mx.int32), mx.float32) if row.dtype in (mx.int32, mx.uint32)
+                     else row.astype(mx.float32) for row in rows])
 
 
 @partial(mx.compile, shapeless=True)

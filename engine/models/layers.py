@@ -72,6 +72,23 @@ class QuantizedSwitchLinear(nn.Module):
                                            sorted_indices=sorted_indices)
 
 
+# From this many token-expert pairs on, pairs are grouped by expert before the gather-matmuls (as mlx-lm's
+# SwitchGLU does): each expert's weight is then read once for its whole run of rows. A 256-canvas step is
+# always past it; a tiny decode is not, where the argsorts would cost more than they save.
+SORT_FROM_PAIRS = 64
+
+
+def through_experts(x: mx.array, indices: mx.array, run) -> mx.array:
+    """x [..., H] and indices [..., k] -> run's output per pair, [..., k, out]: `run(rows, expert_ids,
+    sorted_indices)` applies the experts' projections to rows [P, 1, 1, H] (or broadcast [..., 1, 1, H]), sorted by
+    expert first when there are SORT_FROM_PAIRS pairs or more and put back in token order after."""
+    x = mx.expand_dims(x, (-2, -3))
+    if indices.size < SORT_FROM_PAIRS:
+        return run(x, indices, False).squeeze(-2)
+    rows, expert_ids, inverse = gather_sort(x, indices)
+    return scatter_unsort(run(rows, expert_ids, True), inverse, indices.shape).squeeze(-2)
+
+
 def gather_sort(x: mx.array, indices: mx.array):
     """Sort token-expert pairs by expert so gather_mm reads each expert's weight once (worth it for many tokens)."""
     *_, m = indices.shape

@@ -20,7 +20,7 @@ from . import chunking
 from . import ops
 from .cache import PrefixCache
 from .chunking import Cancelled
-from .layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
+from .layers import RMSNorm, SwitchLinear, through_experts
 # The config has its own module; `ModelConfig` is part of this family module's interface (engine.io.loader).
 from .llada2_config import DEFAULT_BLOCK_LENGTH, DEFAULT_MASK_TOKEN_ID, DEFAULT_PAD_TOKEN_ID, ModelConfig  # noqa: F401
 
@@ -100,17 +100,11 @@ class SwitchMLP(nn.Module):
 
     def __call__(self, x: mx.array, indices: mx.array) -> mx.array:
         """x [..., H], indices [..., k] -> [..., k, H]."""
-        x = mx.expand_dims(x, (-2, -3))
-        # Sorting token-expert pairs by expert pays off once there are many of them (prefill, long blocks).
-        sort = indices.size >= 64
-        routed = indices
-        if sort:
-            x, routed, inverse = gather_sort(x, indices)
-        hidden = ops.swiglu(self.gate_proj(x, routed, sort), self.up_proj(x, routed, sort))
-        out = self.down_proj(hidden, routed, sort)
-        if sort:
-            out = scatter_unsort(out, inverse, indices.shape)
-        return out.squeeze(-2)
+        def run(rows, routed, grouped):
+            hidden = ops.swiglu(self.gate_proj(rows, routed, grouped), self.up_proj(rows, routed, grouped))
+            return self.down_proj(hidden, routed, grouped)
+
+        return through_experts(x, indices, run)
 
 
 class Gate(nn.Module):

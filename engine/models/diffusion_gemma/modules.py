@@ -10,7 +10,7 @@ from ...errors import CheckpointError
 from ..cache import LayerKV
 from ..gemma4_vision import MultimodalEmbedder, VisionConfig, VisionTower
 from .. import ops
-from ..layers import RMSNorm, SwitchLinear, gather_sort, scatter_unsort
+from ..layers import RMSNorm, SwitchLinear, through_experts
 from .config import FULL, ModelConfig, TextConfig
 
 class MLP(nn.Module):
@@ -141,18 +141,12 @@ class Experts(nn.Module):
         return routed.astype(weights.dtype)
 
     def _gather(self, x: mx.array, indices: mx.array, weights: mx.array) -> mx.array:
-        x = mx.expand_dims(x, (-2, -3))
-        # Grouping token-expert pairs by expert pays off once there are enough of them.
-        grouped = indices.size >= 64
-        if grouped:
-            x, expert_ids, inverse = gather_sort(x, indices)
-        else:
-            expert_ids = indices
-        gate, up = mx.split(self.gate_up_proj(x, expert_ids, sorted_indices=grouped), 2, axis=-1)
-        y = self.down_proj(ops.geglu(gate, up), expert_ids, sorted_indices=grouped)
-        if grouped:
-            y = scatter_unsort(y, inverse, indices.shape)
-        y = y.squeeze(-2).astype(weights.dtype)
+        def run(rows, expert_ids, grouped):
+            # one product for gate and up: the checkpoint stacks them in one [experts, 2I, H] weight
+            gate, up = mx.split(self.gate_up_proj(rows, expert_ids, sorted_indices=grouped), 2, axis=-1)
+            return self.down_proj(ops.geglu(gate, up), expert_ids, sorted_indices=grouped)
+
+        y = through_experts(x, indices, run).astype(weights.dtype)
         return (y * weights[..., None]).sum(axis=-2)
 
 
