@@ -114,7 +114,7 @@ class AnswerWriter:
         if generation is None or event.job != generation.job:
             return
         if isinstance(event, GenerationFailed):
-            await self._end(generation, "error", None, note=f"⚠ {event.message}")
+            await self._end(generation, "error", {"think": bool(generation.think)}, note=f"⚠ {event.message}")
             return
         update = event.event
         if isinstance(update, Prefilling):
