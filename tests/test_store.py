@@ -274,6 +274,19 @@ def test_export_shows_per_block_numbers_readably(store: ConversationStore):
     assert "diffusion_sampler=stable and confident" in line and "thinking off" in line
 
 
+def test_export_says_thinking_from_the_saved_flag_else_from_the_reasoning(store: ConversationStore):
+    conversation = store.create("Flags", "m")
+    for content, reasoning, stats in (("a", "", {"think": True}),          # asked to think, none came
+                                      ("b", "because", {"think": False}),  # the flag wins over the reasoning
+                                      ("c", "because", {"steps": 2}),      # a record from before the flag
+                                      ("d", "", None)):
+        store.add_message(conversation.id, "user", "q")
+        store.add_message(conversation.id, "assistant", content, reasoning=reasoning, stats=stats)
+    answers = store.export_markdown(conversation.id).split("## Assistant")[1:]
+    assert ["thinking on" in a for a in answers] == [True, False, True, False]
+    assert ["thinking off" in a for a in answers] == [False, True, False, True]
+
+
 def test_data_survives_a_restart(db_path: Path):
     with ConversationStore(db_path) as first:
         conversation = first.create("persisted", "m", think=True, system_prompt="Be kind.")

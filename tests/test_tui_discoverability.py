@@ -356,5 +356,8 @@ async def test_a_long_model_id_keeps_the_numbers_on_a_100_column_status_bar(app_
         await pilot.pause()
         status = screen_lines(app)[-2]
         assert "123.4 tok/s" in status and "0.9 s │ stop" in status, status
-        assert "…bit │ DiffusionGemma (remote) │" in status   # the id gave way
+        # The id gave way (its folder name kept, its middle cut), then the family, which the model implies: the
+        # line still says the answers come from a server.
+        assert "diffusiongem…" in status and path not in status
+        assert "4bit │ remote │ thinking off │ 123.4 tok/s" in status
         assert app.chat.status_bar.tooltip == f"{path} · DiffusionGemma (remote, mlx-vlm)"   # in full, on hover

@@ -276,6 +276,27 @@ async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
         assert "| t | an answer: open / close its Thinking pane |" in HELP
 
 
+async def test_each_answer_records_whether_thinking_was_on_and_the_export_says_so(app_env):
+    # Thinking on with a model that answers without reasoning: the export must not infer "off" from the missing
+    # reasoning; the answer's saved stats say what it was asked.
+    script = ScriptedAnswer([scripted_block(0, content="Plain answer. ")])
+    app = make_app("dg_text", make_worker=scripted_worker(script))
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+        await pilot.press("ctrl+t")
+        for text in ("on", "off"):
+            await send(pilot, text)
+            script.advance()
+            await wait_for_answer(pilot)
+            await pilot.press("ctrl+t")   # the next answer with the other setting
+        answers = [m for m in app.store.get(app.session.conversation_id).messages if m.role == "assistant"]
+        assert [a.stats["think"] for a in answers] == [True, False] and not any(a.reasoning for a in answers)
+        exported = app.store.export_markdown(app.session.conversation_id)
+        assert "- Thinking: in 1 of 2 answers" in exported
+        first, second = exported.split("## Assistant")[1:]
+        assert "thinking on" in first and "thinking off" in second
+
+
 # ---- the canvas between blocks -------------------------------------------------------------------------------
 
 

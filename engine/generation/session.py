@@ -39,6 +39,14 @@ class Session:
         later still leaves the session consistent (anything the cache holds beyond `ids` is trimmed)."""
         self.cache, self.ids, self.images, self.family = cache, list(ids), list(images), family
 
+    def forked(self) -> Session:
+        """A new session that starts from what this one caches (the cache copied, its arrays shared), so a
+        second line of turns over the same conversation reuses the common prefix without disturbing this one."""
+        fork = Session()
+        if self.cache is not None:
+            fork.remember(self.cache.copy(), self.ids, self.family, self.images)
+        return fork
+
     def reusable_prefix(self, prompt_ids: Sequence[int], family: str, align: int = 1,
                         images: Sequence[ImageRun] = ()) -> int:
         """How many leading prompt tokens can be served from the cache.

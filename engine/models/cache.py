@@ -7,6 +7,8 @@ time. `.keys` / `.values` are exactly the populated [1, kv_heads, T, head_dim] a
 
 from __future__ import annotations
 
+import copy
+
 import mlx.core as mx
 
 
@@ -38,6 +40,11 @@ class LayerKV:
             return keys, values
         return mx.concatenate([self.keys, keys], axis=2), mx.concatenate([self.values, values], axis=2)
 
+    def copy(self) -> LayerKV:
+        other = LayerKV()
+        other.keys, other.values = self.keys, self.values
+        return other
+
     def trim(self, length: int) -> None:
         if self.keys is not None:
             if length <= 0:
@@ -59,6 +66,14 @@ class PrefixCache(list):
     def trim(self, length: int) -> None:
         for layer in self:
             layer.trim(length)
+
+    def copy(self) -> PrefixCache:
+        """Another cache holding the same positions, for a second line of turns (a conversation under the other
+        thinking setting). The arrays are shared: nothing writes into them in place (appending and trimming
+        replace a layer's references), so trimming or extending one cache never changes the other."""
+        other = copy.copy(self)   # keeps the subclass and its attributes (BlockCache's block_length)
+        other[:] = [layer.copy() for layer in self]
+        return other
 
     def arrays(self) -> list[mx.array]:
         return [a for layer in self for a in (layer.keys, layer.values) if a is not None]

@@ -109,6 +109,7 @@ class EngineWorker:
         self._pending: list[_Job] = []
         # Engine-thread state: the model and each conversation's prefix cache (engine.Session).
         self._model = None
+        self._thinking = False             # the model's template writes the thinking switch (ModelInfo.thinking)
         self._sessions: dict[Hashable, Any] = {}
         # Replaced whole (one reference assignment, atomic under the GIL), never mutated: a reader on
         # another thread sees either the previous frame or the new one.
@@ -141,7 +142,7 @@ class EngineWorker:
                     queued.cancel.set()
 
     def forget(self, conversation: Hashable) -> None:
-        """Drop a conversation's prefix cache (it was deleted, or its history was rewritten)."""
+        """Drop a conversation's prefix caches (it was deleted, or its history was rewritten)."""
         self._submit(lambda id: _ForgetJob(id, conversation=conversation))
 
     def close(self, timeout: float = 5.0) -> None:
@@ -185,7 +186,8 @@ class EngineWorker:
                     if isinstance(job, _LoadJob):
                         self._run_load(job)
                     elif isinstance(job, _ForgetJob):
-                        self._sessions.pop(job.conversation, None)
+                        for think in (False, True):
+                            self._sessions.pop((job.conversation, think), None)
                     else:
                         self._run_generation(job)
                 finally:
@@ -223,6 +225,7 @@ class EngineWorker:
             self._notify(LoadFailed(job.id, f"loading {job.model_ref} cancelled", cancelled=True))
             return
         self._model = model
+        self._thinking = bool(info.thinking)
         self._sessions.clear()  # prefix caches belong to the old model
         self._notify(ModelLoaded(job.id, info))
 
@@ -235,7 +238,18 @@ class EngineWorker:
         if request.conversation is not None:
             from ..generation.session import Session
 
-            session = self._sessions.setdefault(request.conversation, Session())
+            # One cache per thinking setting: a template may write the switch right at the start (Gemma 4 puts
+            # `<|think|>` in a system turn after <bos>), so after a switch almost nothing of the conversation's
+            # cache matches the new prompt. Switching back then continues from that setting's own cache
+            # instead of encoding the whole conversation again. Templates without a switch share one cache.
+            # The first turn under a setting starts from the other setting's cache, so a template that writes
+            # the switch late (only in the generation prompt) loses nothing.
+            think = bool(request.think) and self._thinking
+            session = self._sessions.get((request.conversation, think))
+            if session is None:
+                other = self._sessions.get((request.conversation, not think))
+                session = other.forked() if other is not None else Session()
+                self._sessions[(request.conversation, think)] = session
         # Only what a request asks for is passed on, so stand-in generate functions need not know every option.
         extra = {"fill": request.fill} if request.fill is not None else {}
         if request.record:

@@ -36,8 +36,10 @@ class ConversationsScreen(ModalScreen[int | None]):
         Binding("ctrl+n", "dismiss(0)", "New"),
         Binding("down", "to_list", "List", show=False),
         Binding("ctrl+r", "rename", "Rename"),
-        Binding("ctrl+d", "delete", "Delete"),
-        Binding("ctrl+e", "export", "Export"),
+        # Priority: the list opens on its search field, whose Input takes ctrl+d (delete right) and ctrl+e (end)
+        # for itself (the Delete and End keys still do those there).
+        Binding("ctrl+d", "delete", "Delete", priority=True),
+        Binding("ctrl+e", "export", "Export", priority=True),
     ]
 
     class Renamed(Message):

@@ -1,15 +1,18 @@
 """The chat screen's token counter: the next turn's whole prompt (history + what is typed + attachments),
 counted with the model's own template and tokenizer on a worker thread once typing pauses, and shown against
-the model's context; beside the message box, or under it when the chat is narrow."""
+the model's context; beside the message box, or under it when the chat is narrow. Against a server (no tokenizer
+here) it shows what the server counted at its last answer, as a lower bound."""
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Sequence
 
 from textual.widget import Widget
 
 from engine.errors import EngineError
 from engine.events import ModelInfo
+
+from ..records import Message
 
 if TYPE_CHECKING:
     from .chat import ChatScreen
@@ -41,7 +44,11 @@ class PromptCounter:
     def _count_now(self) -> None:
         screen, session = self.screen, self.screen.session
         model = session.model
-        if model is None or model.count_tokens is None or not model.context_length:
+        if model is not None and model.count_tokens is None:
+            # A server: its tokenizer is not here, but its answers say how many tokens it read and wrote.
+            screen.token_count.show_counted(counted_by_server(session.messages), model.context_length)
+            return
+        if model is None or not model.context_length:
             screen.token_count.show(None, None)
             return
         self._request += 1
@@ -69,3 +76,19 @@ class PromptCounter:
             tokens = 0
         over = tokens is not None and session.context_verdict(model, tokens) is not None
         self.screen.token_count.show(tokens, model.context_length, over)
+
+
+def counted_by_server(messages: Sequence[Message]) -> int | None:
+    """The conversation's tokens as the server counted them at the last answer on this path (its prompt plus the
+    answer); 0 for a new conversation; None when the last answer carries no count (a server that sends no usage,
+    or an answer that failed)."""
+    if not messages:
+        return 0
+    for message in reversed(messages):
+        if message.role == "assistant":
+            stats = message.stats or {}
+            prompt, answer = stats.get("prompt_tokens"), stats.get("generated_tokens")
+            if isinstance(prompt, int) and isinstance(answer, int) and prompt > 0:
+                return prompt + answer
+            return None
+    return None

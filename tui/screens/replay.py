@@ -82,14 +82,15 @@ class ReplayScreen(Screen[None]):
         # (the position line says ←/→: the footer has no room for them)
         Binding("left", "step(-1)", "Step back", show=False),
         Binding("right", "step(1)", "Step", show=False),
-        Binding("space", "play", "Play/pause"),
+        # The footer fits 80 columns: the speed keys are on the position line too ("+/- speed").
+        Binding("space", "play", "Play"),
         Binding("left_square_bracket,pageup", "block(-1)", "Prev block"),
         Binding("right_square_bracket,pagedown", "block(1)", "Next block"),
-        Binding("plus,equals_sign", "speed(1)", "Faster"),
-        Binding("minus", "speed(-1)", "Slower"),
+        Binding("plus,equals_sign", "speed(1)", "Faster", show=False),
+        Binding("minus", "speed(-1)", "Slower", show=False),
         Binding("home", "jump(0)", "First", show=False),
         Binding("end", "jump(-1)", "Last", show=False),
-        Binding("m", "toggle_mode", "Candidates/noise"),
+        Binding("m", "toggle_mode", "Noise on/off"),
         Binding("escape,q", "close", "Close"),
     ]
 
@@ -112,7 +113,9 @@ class ReplayScreen(Screen[None]):
         yield Static("", id="replay-block", markup=False)
         # Not focusable: the arrows, Home/End and PageUp/PageDown are the view's (a wheel still scrolls it).
         with VerticalScroll(id="replay-body", can_focus=False):
-            yield DenoisingCanvas(keep_height=False, id="replay-canvas")
+            canvas = DenoisingCanvas(keep_height=False, id="replay-canvas")
+            canvas.blocks_at_most = False   # a recording knows how many blocks there were
+            yield canvas
             yield BlockSteps(self.blocks.accepted, [r.edits if r else 0 for r in self.blocks.records],
                              id="replay-steps")
             yield Static("", id="replay-text", markup=False)
@@ -157,7 +160,7 @@ class ReplayScreen(Screen[None]):
         block = block_position(self.blocks.block_of(self.index), len(self.blocks.first_frames), at_most=False)
         self.query_one("#replay-position", Static).update(
             f"step {self.index + 1}/{self.frame_count} ({block}, its step {frame.step + 1}/{frame.max_steps}) · "
-            f"{state} · {self.speed} steps/s · ←/→ step")
+            f"{state} · {self.speed} steps/s (+/-) · ←/→ step")
 
     # ---- keys -----------------------------------------------------------------------------------------------
 

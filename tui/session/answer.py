@@ -21,7 +21,7 @@ from engine.settings import Settings
 
 from ..store import ConversationStore, StoreError
 from ..words import count
-from .conversation_path import answer_stats, place_of
+from .conversation_path import answer_stats, place_of, tokens_counted
 from .frame_pacer import FramePacer
 from .generation import FillKind, Generation
 from .navigation import ConversationState
@@ -91,7 +91,8 @@ class AnswerWriter:
         if frame is None or frame.step.block <= generation.committed_block:
             if not generation.frames:
                 blocks = generation.committed_block + 1
-                self.view.show_activity(f"remote │ {count(blocks, 'block')} committed │ {elapsed:.1f} s")
+                # (no tok/s: another server says its token counts only at the end, if at all)
+                self.view.show_activity(f"{count(blocks, 'block')} committed │ {elapsed:.1f} s")
             else:
                 read = generation.prefilling
                 done = f"{read.encoded_tokens:,} / {read.total_tokens:,} tokens · " if read and frame is None else ""
@@ -114,7 +115,7 @@ class AnswerWriter:
         if generation is None or event.job != generation.job:
             return
         if isinstance(event, GenerationFailed):
-            await self._end(generation, "error", None, note=f"⚠ {event.message}")
+            await self._end(generation, "error", {"think": bool(generation.think)}, note=f"⚠ {event.message}")
             return
         update = event.event
         if isinstance(update, Prefilling):
@@ -152,8 +153,9 @@ class AnswerWriter:
                 steps, blocks = sum(stats.steps_per_block), len(stats.steps_per_block)
                 steps_text = f"{count(steps, 'step')}, " if steps else ""   # a remote server may not say
                 edits = sum(generation.edits_per_block)
+                rate = f"{stats.tokens_per_s:.1f} tok/s │ " if tokens_counted(update) else ""   # a server may not say
                 self.view.show_activity(
-                    f"{stats.tokens_per_s:.1f} tok/s │ {steps_text}{count(blocks, 'block')} │ "
+                    f"{rate}{steps_text}{count(blocks, 'block')} │ "
                     + (f"{edits} edits │ " if edits else "") + f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 

@@ -59,17 +59,24 @@ def answer_stats(finished: Finished, started: Started | None, accepted_per_block
     stats = finished.stats
     saved = {
         "finish_reason": finished.finish_reason,
-        "tokens_per_s": round(stats.tokens_per_s, 3),
-        "generated_tokens": stats.generated_tokens,
         "steps_per_block": list(stats.steps_per_block),
         "accepted_per_step": [list(block) for block in accepted_per_block],
         "total_s": round(stats.total_s, 3),
         "prefill_s": round(stats.prefill_s, 3),
-        "prompt_tokens": stats.prompt_tokens,
     }
+    if tokens_counted(finished):
+        saved.update(tokens_per_s=round(stats.tokens_per_s, 3), generated_tokens=stats.generated_tokens)
+    if stats.prompt_tokens or tokens_counted(finished):
+        saved["prompt_tokens"] = stats.prompt_tokens
     if started is not None:
         saved["encoded_tokens"] = started.encoded_tokens
     return saved
+
+
+def tokens_counted(finished: Finished) -> bool:
+    """Whether the answer's token counts are known: a server that sends no usage reports 0 tokens for an answer
+    with text, which is no count (shown and saved as unknown, never as `0.0 tok/s`)."""
+    return finished.stats.generated_tokens > 0 or not (finished.content or finished.reasoning)
 
 
 def title_from(text: str, length: int = 60) -> str:

@@ -57,8 +57,10 @@ class Generation:
         return self.committed_block + 1 + max(math.ceil(remaining / block_length), 1)
 
     def saved_extras(self) -> dict:
-        """What the answer's stats keep beyond the engine's numbers: edits per block, a template's spans."""
-        extras: dict = {}
+        """What the answer's stats keep beyond the engine's numbers: whether it was asked to think (the export says
+        so per answer: a model may answer without reasoning while thinking is on), edits per block, a template's
+        spans."""
+        extras: dict = {"think": bool(self.think)}
         if any(self.edits_per_block):
             extras["edits_per_block"] = list(self.edits_per_block)
         if self.fill_kind is not None:

@@ -6,7 +6,8 @@ either the model's current candidate or what the canvas really holds (noise / ma
 A fill's given text (`Step.fixed`) is drawn dim in the text colour, apart from the holes resolving around it;
 positions LLaDA-2.1 re-wrote in this step (`Step.edited`) flash reversed in the accent colour for that frame.
 
-A legend line under the header tells what the colours and the brightness mean.
+A legend line under the header tells what the colours and the brightness mean. Header and legend wrap between
+their phrases on a narrow canvas (80 columns), so nothing of either is cut off.
 
 The canvas is redrawn up to 30 times a second while the engine computes on the same CPU, so it is cheap
 by construction: it lays out its own lines (Textual's line API, no markup or text re-wrapping), colours
@@ -121,6 +122,7 @@ class DenoisingCanvas(Widget):
         self.token_texts: TokenTexts | None = None
         self.mode: CanvasMode = "candidates"
         self.total_blocks: int | None = None
+        self.blocks_at_most = True   # live, the block count is a maximum; a replay knows the real one
         self._lines: list[Strip] = []
         self.note = ""             # shown instead of frames when none will come (a remote server)
         self._reserved_height = 0  # the most lines a frame of this answer needed: the canvas keeps that height
@@ -160,7 +162,7 @@ class DenoisingCanvas(Widget):
         step = self.step
         if step is None:
             return ""
-        block = block_position(step.block, self.total_blocks, at_most=True)
+        block = block_position(step.block, self.total_blocks, at_most=self.blocks_at_most)
         start = step.prompt_positions
         # A fill's given positions are settled from the start: the count is of the holes' positions.
         open_ = ~step.fixed[start:] if step.fixed is not None else np.ones(len(step.canvas) - start, bool)
@@ -219,23 +221,21 @@ class DenoisingCanvas(Widget):
         edited = base + self.get_component_rich_style("denoising-canvas--edited")
         return Palette(accepted, pending, noise, header, given, edited)
 
-    def _legend(self, score_kind: str, width: int, given: bool, edits: bool) -> Strip:
+    def _legend(self, score_kind: str, width: int, given: bool, edits: bool) -> list[Strip]:
         """What the colours and brightness mean; the same for every frame of a theme, so kept."""
         key = (self.app.theme, score_kind, width, given, edits)
         if self._legend_cache is None or self._legend_cache[0] != key:
             palette = self._palette()
-            header_style = palette.header
-            segments = [Segment("certain ", header_style)]
-            segments += [Segment(LEGEND_GLYPH, style) for style in palette.accepted]
-            segments.append(Segment(f" unsure (by {score_kind}) · ", header_style))
-            segments += [Segment("bright", palette.accepted[0]), Segment(" accepted, ", header_style),
-                         Segment("dim", palette.pending[0]), Segment(" undecided", header_style)]
+            style = palette.header
+            scale = [Segment("certain ", style), *(Segment(LEGEND_GLYPH, level) for level in palette.accepted),
+                     Segment(f" unsure (by {score_kind})", style)]
+            phrases = [("", scale), (" · ", [Segment("bright", palette.accepted[0]), Segment(" accepted", style)]),
+                       (", ", [Segment("dim", palette.pending[0]), Segment(" undecided", style)])]
             if given:
-                segments += [Segment(", ", header_style), Segment("given", palette.given),
-                             Segment(" fixed", header_style)]
+                phrases.append((", ", [Segment("given", palette.given), Segment(" fixed", style)]))
             if edits:
-                segments += [Segment(", ", header_style), Segment("edited", palette.edited)]
-            self._legend_cache = (key, Strip(segments).crop(0, width))
+                phrases.append((", ", [Segment("edited", palette.edited)]))
+            self._legend_cache = (key, packed(phrases, style, width))
         return self._legend_cache[1]
 
     def _lay_out(self, width: int) -> list[Strip]:
@@ -246,8 +246,10 @@ class DenoisingCanvas(Widget):
         header = self.header_text()
         given = step.fixed.tolist() if step.fixed is not None else None
         edited = step.edited.tolist() if step.edited is not None and step.edited.any() else None
-        lines = [Strip([Segment(header, palette.header)]).crop(0, width),
-                 self._legend(step.score_kind, width, given is not None, edited is not None)]
+        header_phrases = [("" if i == 0 else " · ", [Segment(phrase, palette.header)])
+                          for i, phrase in enumerate(header.split(" · "))]
+        lines = [*packed(header_phrases, palette.header, width),
+                 *self._legend(step.score_kind, width, given is not None, edited is not None)]
         levels = uncertainty_levels(step.scores, step.score_kind).tolist()
         accepted = step.accepted.tolist()
         canvas, candidates = step.canvas.tolist(), step.candidates.tolist()
@@ -279,6 +281,27 @@ class DenoisingCanvas(Widget):
         if segments:
             lines.append(Strip(segments, used))
         return lines
+
+
+def packed(phrases: list[tuple[str, list[Segment]]], style: Style, width: int) -> list[Strip]:
+    """(separator, segments) phrases on as few lines as `width` allows: a phrase that does not fit starts the next
+    line (without its separator); one wider than a whole line is cropped."""
+    lines: list[Strip] = []
+    line: list[Segment] = []
+    used = 0
+    for separator, segments in phrases:
+        size = sum(cell_len(segment.text) for segment in segments)
+        if line and used + len(separator) + size > width:
+            lines.append(Strip(line).crop(0, width))
+            line, used = [], 0
+        if line:
+            line.append(Segment(separator, style))
+            used += len(separator)
+        line += segments
+        used += size
+    if line:
+        lines.append(Strip(line).crop(0, width))
+    return lines
 
 
 class Palette(NamedTuple):

@@ -14,7 +14,7 @@ from textual.widgets import Sparkline
 from ..words import short_model_name
 
 
-MODEL_MAX, MODEL_STUB = 28, 6   # columns for the model id: at most, and at least
+MODEL_MAX, MODEL_STUB = 28, 8   # columns for the model id: at most, and at least
 
 
 class StatusText(Widget):
@@ -100,14 +100,15 @@ class StatusBar(Horizontal):
         self._redraw()
 
     def _redraw(self) -> None:
-        parts = []
-        if self.family:
-            parts.append(self.family)
-        parts.append("thinking on" if self.thinking else "thinking off")
-        parts.append(self.activity)
-        rest = " │ ".join(parts)
-        # The numbers matter more than the whole model id: the id gets what the line leaves (at least a stub).
-        width = self.size.width - (25 if self.live_steps else 0) if self.is_mounted and self.size.width else 0
+        thinking = "thinking on" if self.thinking else "thinking off"
+        width = self.content_size.width - (25 if self.live_steps else 0) if self.is_mounted and self.size.width else 0
+        rest = " │ ".join(part for part in (self.family, thinking, self.activity) if part)
+        # The numbers matter most. The model id gives way first (down to a stub), then the family, which the model
+        # implies (and the tooltip names): at 80 columns the live tok/s stays on the line.
+        if width and self.family and MODEL_STUB + 3 + len(rest) > width:
+            short = "remote" if "(remote" in self.family else ""   # where the answers come from stays said
+            rest = " │ ".join(part for part in (short, thinking, self.activity) if part)
+        # The model id gets what the line leaves (at least a stub).
         limit = max(MODEL_STUB, min(MODEL_MAX, width - len(rest) - 3)) if width else MODEL_MAX
         self.text = f"{short_model_name(self.model, limit)} │ {rest}"
         if self.is_mounted:
