@@ -1,5 +1,5 @@
 """A program that loads and generates on a thread (the engine's one-thread rule) and then exits returns 0, every
-time: the thread's MLX state is released on that thread (engine/threads.py explains the abort this prevents),
+time: the thread's MLX state is released on that thread (engine/thread/release.py explains the abort this prevents),
 both for Python API users and for `EngineWorker`, closed or not."""
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
 """Every Pillow image mode reaches the vision tower as correctly scaled 8-bit RGB, or is refused with one line
-(engine/image_modes.py). Images are generated here with NumPy + Pillow; the checks read the pixel values the
+(engine/images/modes.py). Images are generated here with NumPy + Pillow; the checks read the pixel values the
 processor hands the model (384 x 384 is the dg_vision processor's own target size: no resize)."""
 
 from __future__ import annotations

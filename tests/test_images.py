@@ -1,4 +1,4 @@
-"""Image processor, attachment checks and prompt expansion (engine/images.py) against the dg_vision fixture."""
+"""Image processor, attachment checks and prompt expansion (engine/images/processor.py) against the dg_vision fixture."""
 
 from __future__ import annotations
 

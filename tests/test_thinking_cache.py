@@ -9,7 +9,7 @@ import pytest
 
 import engine
 from engine.events import Finished, GenerationRequest, GenerationUpdate, ModelLoaded, Started
-from engine.worker import EngineWorker
+from engine.thread.worker import EngineWorker
 
 from conftest import CHECKPOINTS
 from test_worker import Recorder

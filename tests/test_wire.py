@@ -1,4 +1,4 @@
-"""The frame extension of `diffusion-chat serve` (engine/wire.py): what the server encodes, the app decodes."""
+"""The frame extension of `diffusion-chat serve` (engine/serve/wire.py): what the server encodes, the app decodes."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The engine thread (engine/worker.py): ordering, the newest-frame slot, cancellation, errors, isolation."""
+"""The engine thread (engine/thread/worker.py): ordering, the newest-frame slot, cancellation, errors, isolation."""
 
 from __future__ import annotations
 
