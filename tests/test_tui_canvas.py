@@ -31,7 +31,7 @@ def make_step(noise_is_mask: bool, prompt_positions: int = 0) -> Step:
 
 def texts_and_styles(canvas: DenoisingCanvas) -> tuple[list[str], list[tuple[str, bool, bool]]]:
     lines = [strip.text for strip in canvas._lines]
-    segments = [(s.text, bool(s.style.bold), bool(s.style.dim)) for strip in canvas._lines[2:] for s in strip]
+    segments = [(s.text, bool(s.style.bold), bool(s.style.dim)) for strip in canvas._lines[canvas.head_lines:] for s in strip]
     return lines, segments
 
 
@@ -108,7 +108,8 @@ async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
         canvas = app.query_one(DenoisingCanvas)
         canvas.show(step, texts, "candidates", None)
         await pilot.pause()
-        body = [strip.text for strip in canvas._lines[2:]]
+        body = [strip.text for strip in canvas._lines[canvas.head_lines:]]
+        assert canvas.head_lines > 2   # at 30 columns the header and the legend wrap
         assert all(len(line) <= canvas._width() for line in body) and len(body) > 1
         # Newlines are drawn as visible marks, and nothing is lost in the wrapping.
         assert "".join(body) == "".join(texts(i)[0] for i in range(length)) and "\n" not in "".join(body)
@@ -125,7 +126,7 @@ async def test_the_canvas_wraps_at_token_boundaries_to_its_width():
         canvas.hide()
         canvas.show(short, texts, "candidates", None)
         await pilot.pause()
-        assert canvas.size.height == 3  # header, legend, one line of tokens
+        assert canvas.size.height == canvas.head_lines + 1  # header and legend (wrapped), one line of tokens
 
 
 def test_uncertainty_levels_go_from_certain_to_unsure():

@@ -20,6 +20,7 @@ from tui.screens.model_picker import ModelPickerScreen
 from tui.screens.help import HELP
 from tui.widgets.messages import AssistantMessage
 from tui.widgets.sampler_panel import SamplerPanel
+from tui.widgets.token_count import TokenCount
 
 SIZES = [(80, 24), (100, 30)]
 
@@ -334,3 +335,20 @@ async def test_the_first_load_says_what_is_loading_and_what_it_does(app_env, mon
     assert reading.endswith(" MiB)…")
     compiling = "compiling kernels (once per install)…"   # on the CPU path only
     assert compiling not in shown or shown.index(reading) < shown.index(compiling)
+
+
+async def test_a_count_that_lands_while_the_counter_is_rebuilt_is_shown_once_it_is_back(app_env):
+    # Seen in CI: a count came back from its thread while the bottom row was rebuilt and NoMatches('TokenCount')
+    # failed the app.
+    app = make_app("dg_text")
+    async with app.run_test(size=(100, 30)) as pilot:
+        await wait_for_model(pilot)
+        screen = app.screen
+        old = screen.query_one(TokenCount)
+        parent = old.parent
+        await old.remove()
+        screen.counter._show(app.session.model, 7, screen.counter._request)   # must not raise
+        await parent.mount(TokenCount(id="token-count"))
+        await pilot.pause()
+        await pilot.pause()
+        assert "7" in str(screen.query_one(TokenCount).render())

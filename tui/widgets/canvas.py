@@ -122,6 +122,7 @@ class DenoisingCanvas(Widget):
         self.token_texts: TokenTexts | None = None
         self.mode: CanvasMode = "candidates"
         self.total_blocks: int | None = None
+        self.head_lines = 0        # how many of the laid-out lines are header and legend
         self.blocks_at_most = True   # live, the block count is a maximum; a replay knows the real one
         self._lines: list[Strip] = []
         self.note = ""             # shown instead of frames when none will come (a remote server)
@@ -250,6 +251,7 @@ class DenoisingCanvas(Widget):
                           for i, phrase in enumerate(header.split(" · "))]
         lines = [*packed(header_phrases, palette.header, width),
                  *self._legend(step.score_kind, width, given is not None, edited is not None)]
+        self.head_lines = len(lines)   # header and legend wrap on a narrow canvas: the positions start here
         levels = uncertainty_levels(step.scores, step.score_kind).tolist()
         accepted = step.accepted.tolist()
         canvas, candidates = step.canvas.tolist(), step.candidates.tolist()
