@@ -344,9 +344,12 @@ async def test_a_count_that_lands_while_the_counter_is_rebuilt_is_shown_once_it_
     async with app.run_test(size=(100, 30)) as pilot:
         await wait_for_model(pilot)
         screen = app.screen
+        # The start's own count first, so that it cannot land after the one this test sends.
+        await wait_for(pilot, lambda: "tokens" in str(screen.query_one(TokenCount).render()), "the first count")
         old = screen.query_one(TokenCount)
         parent = old.parent
         await old.remove()
+        screen.counter._request += 1   # as a newer count would: any count still on its way is now stale
         screen.counter._show(app.session.model, 7, screen.counter._request)   # must not raise
         await parent.mount(TokenCount(id="token-count"))
         await pilot.pause()
