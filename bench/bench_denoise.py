@@ -58,10 +58,6 @@ from step_share import shares, timed_step_parts  # noqa: E402
 FIXTURE = Path(__file__).resolve().parent.parent / "tests" / "fixtures" / "checkpoints" / "dg_text"
 MLX_VLM_STEP = Path(__file__).resolve().parent / "mlx_vlm_step.py"
 MID_NAME = "random mid-size (hidden 512, 8 layers, 32 experts top-4, vocab 32768, canvas 256)"
-REAL_VOCAB = dict(hidden_size=256, num_hidden_layers=4, num_experts=8, top_k_experts=2, vocab_size=262144,
-                  num_attention_heads=4, num_key_value_heads=2, num_global_key_value_heads=1, head_dim=64,
-                  global_head_dim=128, intermediate_size=512, moe_intermediate_size=128)
-REAL_VOCAB_NAME = "random real-vocabulary (vocab 262144, hidden 256, 4 layers, 8 experts top-2, canvas 256)"
 
 
 def prompt_of(length: int) -> list[int]:
@@ -281,7 +277,7 @@ def main() -> None:
         if args.compare_mlx_vlm and compared:
             vlm = compare_mlx_vlm(compared, results[-1], args)
         if not args.skip_real_vocab:
-            from random_checkpoint import write_random_dg_checkpoint
+            from random_checkpoint import REAL_VOCAB, REAL_VOCAB_NAME, write_random_dg_checkpoint
 
             folder = str(write_random_dg_checkpoint(Path(scratch) / "real_vocab", **REAL_VOCAB))
             real_vocab = measure(folder, args.steps, args.blocks, args.prompt_tokens)

@@ -23,6 +23,11 @@ MID_SIZE = dict(hidden_size=512, num_hidden_layers=8, num_experts=32, top_k_expe
                 num_attention_heads=8, num_key_value_heads=4, num_global_key_value_heads=1, head_dim=64,
                 global_head_dim=128, intermediate_size=1024, moe_intermediate_size=256, sliding_window=1024)
 
+REAL_VOCAB = dict(hidden_size=256, num_hidden_layers=4, num_experts=8, top_k_experts=2, vocab_size=262144,
+                  num_attention_heads=4, num_key_value_heads=2, num_global_key_value_heads=1, head_dim=64,
+                  global_head_dim=128, intermediate_size=512, moe_intermediate_size=128)
+REAL_VOCAB_NAME = "random real-vocabulary (vocab 262144, hidden 256, 4 layers, 8 experts top-2, canvas 256)"
+
 
 def write_random_dg_checkpoint(folder: Path, canvas_length: int = 256, seed: int = 0, **text_overrides) -> Path:
     from engine.models.diffusion_gemma import ModelConfig, Network
