@@ -337,21 +337,52 @@ async def test_the_first_load_says_what_is_loading_and_what_it_does(app_env, mon
     assert compiling not in shown or shown.index(reading) < shown.index(compiling)
 
 
-async def test_a_count_that_lands_while_the_counter_is_rebuilt_is_shown_once_it_is_back(app_env):
-    # Seen in CI: a count came back from its thread while the bottom row was rebuilt and NoMatches('TokenCount')
-    # failed the app.
+@pytest.mark.parametrize("size", SIZES)
+async def test_a_count_that_lands_while_the_counter_moves_is_shown_by_the_same_widget(app_env, size):
+    # With the sampler panel open (at 80 and at 100 columns) the count goes under the message box, and back
+    # beside it once the panel closes: a class on its row moves it, so the widget a count from the worker
+    # thread lands in is the one shown, before and after the layout switches.
     app = make_app("dg_text")
-    async with app.run_test(size=(100, 30)) as pilot:
+    async with app.run_test(size=size) as pilot:
         await wait_for_model(pilot)
-        screen = app.screen
-        # The start's own count first, so that it cannot land after the one this test sends.
-        await wait_for(pilot, lambda: "tokens" in str(screen.query_one(TokenCount).render()), "the first count")
-        old = screen.query_one(TokenCount)
-        parent = old.parent
-        await old.remove()
-        screen.counter._request += 1   # as a newer count would: any count still on its way is now stale
-        screen.counter._show(app.session.model, 7, screen.counter._request)   # must not raise
-        await parent.mount(TokenCount(id="token-count"))
-        await pilot.pause()
-        await pilot.pause()
-        assert "7" in str(screen.query_one(TokenCount).render())
+        screen, counter = app.chat, app.chat.counter
+        count = screen.query_one(TokenCount)
+        # The start's own count first, so that it cannot land after the ones this test sends.
+        await wait_for(pilot, lambda: "tokens" in str(count.render()), "the first count")
+        row = screen.query_one("#prompt-row")
+        for tokens, stacked in ((7, True), (9, False)):
+            screen.action_toggle_sampler()   # the row's class switches now, its layout at the next refresh
+            assert row.has_class("-stacked") == stacked
+            counter._request += 1   # as a newer count would: any count still on its way is now stale
+            counter._show(app.session.model, tokens, counter._request)   # lands before that refresh
+            await pilot.pause()
+            assert screen.query_one(TokenCount) is count and count.parent is row
+            assert str(count.render()).startswith(f"{tokens} / "), count.render()
+            prompt = screen.prompt.region
+            if stacked:
+                assert count.region.y == prompt.bottom and count.region.height == 1   # under the message box
+            else:
+                assert count.region.x >= prompt.right and count.region.y == prompt.y   # beside it
+
+
+async def test_a_count_that_lands_while_the_app_closes_does_not_fail_it(app_env, monkeypatch):
+    # Seen in CI: a count came back from its thread while a pilot test's app closed, and NoMatches('TokenCount')
+    # failed it. run_test's end removes the screen's widgets without app.exit(), so the screen still looks
+    # attached; its own Unmount comes once its widgets are gone, and the counts land there.
+    from tui.screens.chat import ChatScreen
+    from tui.widgets.prompt import PromptInput
+
+    landed = []
+
+    def on_unmount(screen):
+        landed.append(not screen.query(PromptInput) and not screen.query(TokenCount))
+        for tokens in (7, None):   # None: the counter would read the prompt too
+            screen.counter._request += 1
+            screen.counter._show(screen.session.model, tokens, screen.counter._request)
+
+    monkeypatch.setattr(ChatScreen, "on_unmount", on_unmount, raising=False)
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZES[0]) as pilot:
+        await wait_for_model(pilot)
+    # The counts landed with the prompt and the counter gone (run_test re-raises what failed the app).
+    assert landed == [True]

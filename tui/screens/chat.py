@@ -75,6 +75,9 @@ class ChatScreen(Screen):
         self.editing: UserMessage | None = None   # the earlier message being edited in the prompt
         self.shown_model: ModelInfo | None = None
         self.counter = PromptCounter(self)
+        # One counter for the screen's life: narrow, it moves under the message box by a class on #prompt-row
+        # (PromptCounter.place), never by remounting, so a count from the worker thread always finds it.
+        self.token_count = TokenCount(id="token-count")
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -89,7 +92,7 @@ class ChatScreen(Screen):
                     with Horizontal(id="prompt-row"):
                         yield PromptInput(id="prompt", placeholder="Message · Enter sends · ctrl+j: new line · "
                                           "/ lists the commands")
-                        yield TokenCount(id="token-count")
+                        yield self.token_count
             yield SamplerPanel(id="sampler")
         yield StatusBar(id="status")
         yield Footer()
@@ -308,10 +311,6 @@ class ChatScreen(Screen):
         super().notify(message, severity=severity, **options)
 
     # ---- the prompt's token count ----------------------------------------------------------------------
-
-    @property
-    def token_count(self) -> TokenCount:
-        return self.query_one(TokenCount)
 
     @on(TextArea.Changed, "#prompt")
     @on(AttachmentsChanged)
