@@ -12,9 +12,8 @@ from tui.screens.dialogs import ConfirmScreen, TextPromptScreen
 from tui.screens.help import HelpScreen
 from tui.screens.model_picker import ModelPickerScreen
 from tui.screens.replay import ReplayScreen
-from tui.store import default_db_path
 
-from tui_helpers import (app_env, make_app, seed_recorded_answer, send, wait_for,  # noqa: F401 (app_env)
+from tui_helpers import (app_env, make_app, open_replay, send, wait_for,  # noqa: F401 (app_env)
                          wait_for_answer, wait_for_model)
 
 SIZES = [(80, 24), (100, 30)]
@@ -35,15 +34,8 @@ def inside_screen(widget) -> bool:
 @pytest.mark.parametrize("size", SIZES)
 @pytest.mark.parametrize("trajectory", ["dg_fill.traj", "llada21_edits.traj"])
 async def test_the_replay_view_clips_nothing_important(app_env, size, trajectory):
-    conversation = seed_recorded_answer(default_db_path(), trajectory, "hi")
-    app = make_app("dg_text")
-    async with app.run_test(size=size) as pilot:
-        await wait_for_model(pilot)
-        await app.session.open(conversation)
-        await pilot.pause()
-        await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay view")
-        replay = app.screen
+    async with open_replay(trajectory, size) as (pilot, replay):
+        app = pilot.app
         for _ in range(3):
             await pilot.press("right_square_bracket")   # the last block: its counter is the widest
             await pilot.pause()

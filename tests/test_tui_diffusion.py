@@ -13,7 +13,6 @@ from engine.events import Started
 from engine.recording.trajectory import decode
 from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
-from tui.store import default_db_path
 from tui.widgets.answer_text import SpanSelector, offset_of
 from tui.widgets.messages import AssistantMessage
 
@@ -23,7 +22,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     paced_worker,
     make_app,
     notices,
-    seed_recorded_answer,
+    open_replay,
     send,
     wait_for,
     wait_for_answer,
@@ -199,15 +198,7 @@ def test_a_selection_offset_maps_back_to_the_source_text():
 
 
 async def test_the_replay_view_steps_plays_jumps_between_blocks_and_changes_speed(app_env):
-    conversation = seed_recorded_answer(default_db_path(), "llada21_edits.traj", "hi")
-    app = make_app("dg_text")
-    async with app.run_test(size=SIZE) as pilot:
-        await wait_for_model(pilot)
-        await app.session.open(conversation)
-        await pilot.pause()
-        await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay view")
-        replay = app.screen
+    async with open_replay("llada21_edits.traj", SIZE) as (pilot, replay):
         frames = replay.trajectory.frames
         firsts = replay.blocks.first_frames
         assert len(firsts) == 3 and replay.index == 0
@@ -246,7 +237,7 @@ async def test_the_replay_view_steps_plays_jumps_between_blocks_and_changes_spee
         await pilot.pause(0.2)
         assert replay.index == paused_at
         await pilot.press("escape")
-        await wait_for(pilot, lambda: not isinstance(app.screen, ReplayScreen), "the view to close")
+        await wait_for(pilot, lambda: not isinstance(pilot.app.screen, ReplayScreen), "the view to close")
 
 
 async def test_an_answer_without_a_recording_says_so(app_env):

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import contextlib
 import threading
 import time
 from pathlib import Path
+from typing import AsyncIterator
 
 import numpy as np
 import pytest
@@ -160,6 +162,24 @@ def seed_recorded_answer(store_path, trajectory: str, question: str = "Fill this
         message = store.add_message(conversation.id, "assistant", meta["content"], stats=stats)
         assert store.save_trajectory(store.revisions(message.id)[0].id, data)
         return conversation.id
+
+
+@contextlib.asynccontextmanager
+async def open_replay(trajectory: str, size: tuple[int, int], question: str = "hi") -> AsyncIterator[tuple]:
+    """The app at `size` showing the replay view of a saved answer recorded as `trajectory`: yields (pilot,
+    the ReplayScreen). The conversation is saved before the app starts, as a user's would be."""
+    from tui.screens.replay import ReplayScreen
+    from tui.store import default_db_path
+
+    conversation = seed_recorded_answer(default_db_path(), trajectory, question)
+    app = make_app("dg_text")
+    async with app.run_test(size=size) as pilot:
+        await wait_for_model(pilot)
+        await app.session.open(conversation)
+        await pilot.pause()
+        await pilot.press("ctrl+r")
+        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay view")
+        yield pilot, app.screen
 
 
 def engine_events(app, monkeypatch, kind) -> list:
