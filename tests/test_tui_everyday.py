@@ -3,6 +3,7 @@ the eye is, every dialog fits or scrolls to its focused control, and the first l
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import shutil
 import socket
@@ -12,7 +13,8 @@ from textual.widgets import Button, Input, Select, Switch
 
 from serve_helpers import serving
 from tui_helpers import (CHECKPOINTS, QUICK, ScriptedAnswer, app_env, make_app, notices,  # noqa: F401 (app_env)
-                         scripted_block, scripted_worker, send, wait_for, wait_for_answer, wait_for_model)
+                         scripted_block, scripted_turn, scripted_worker, send, wait_for, wait_for_answer,
+                         wait_for_model)
 from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp
 from tui.config import load_config, save_config
@@ -249,16 +251,22 @@ async def test_the_token_count_follows_new_chats_opened_chats_and_model_switches
 # ---- thinking ----------------------------------------------------------------------------------------------
 
 
-async def test_thinking_on_with_a_model_that_gives_none_says_so(app_env):
+@contextlib.asynccontextmanager
+async def thinking_on_with_plain_answers():
+    """The app at 80×24 with thinking switched on (ctrl+t) and a model that answers each turn with one block of
+    plain text, no reasoning: yields (pilot, the script, for `scripted_turn`)."""
     script = ScriptedAnswer([scripted_block(0, content="Plain answer. ")])
     app = make_app("dg_text", make_worker=scripted_worker(script))
     async with app.run_test(size=SIZES[0]) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+t")
-        await send(pilot, "think about it")
-        script.advance()
-        await wait_for_answer(pilot)
-        assert any("No reasoning from this model" in notice for notice in notices(app)), notices(app)
+        yield pilot, script
+
+
+async def test_thinking_on_with_a_model_that_gives_none_says_so(app_env):
+    async with thinking_on_with_plain_answers() as (pilot, script):
+        await scripted_turn(pilot, script, "think about it")
+        assert any("No reasoning from this model" in notice for notice in notices(pilot.app)), notices(pilot.app)
 
 
 async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
@@ -266,10 +274,7 @@ async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
     app = make_app("dg_text", think=True, make_worker=scripted_worker(script))
     async with app.run_test(size=SIZES[0]) as pilot:
         await wait_for_model(pilot)
-        await send(pilot, "think")
-        script.advance()
-        script.advance()
-        await wait_for_answer(pilot)
+        await scripted_turn(pilot, script, "think")
         answer = app.chat.query_one(AssistantMessage)
         assert answer.thinking.collapsed
         await pilot.press("ctrl+up")   # the answer takes the focus
@@ -284,15 +289,10 @@ async def test_a_collapsed_thinking_pane_reopens_from_the_keyboard(app_env):
 async def test_each_answer_records_whether_thinking_was_on_and_the_export_says_so(app_env):
     # Thinking on with a model that answers without reasoning: the export must not infer "off" from the missing
     # reasoning; the answer's saved stats say what it was asked.
-    script = ScriptedAnswer([scripted_block(0, content="Plain answer. ")])
-    app = make_app("dg_text", make_worker=scripted_worker(script))
-    async with app.run_test(size=SIZES[0]) as pilot:
-        await wait_for_model(pilot)
-        await pilot.press("ctrl+t")
+    async with thinking_on_with_plain_answers() as (pilot, script):
+        app = pilot.app
         for text in ("on", "off"):
-            await send(pilot, text)
-            script.advance()
-            await wait_for_answer(pilot)
+            await scripted_turn(pilot, script, text)
             await pilot.press("ctrl+t")   # the next answer with the other setting
         answers = [m for m in app.store.get(app.session.conversation_id).messages if m.role == "assistant"]
         assert [a.stats["think"] for a in answers] == [True, False] and not any(a.reasoning for a in answers)

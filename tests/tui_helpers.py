@@ -136,6 +136,14 @@ class ScriptedAnswer:
         yield Finished("stop", (7,) * 8 * len(self.blocks), content, reasoning, stats)
 
 
+async def scripted_turn(pilot, script: ScriptedAnswer, text: str) -> None:
+    """Send `text` and let `script` write each of its blocks; returns once the answer has finished."""
+    await send(pilot, text)
+    for _ in script.blocks:
+        script.advance()
+    await wait_for_answer(pilot)
+
+
 def scripted_worker(script: ScriptedAnswer):
     # The real loader (the tokenizer of the tiny checkpoint draws the canvas), a scripted answer.
     return lambda notify: EngineWorker(notify, generate=script)
