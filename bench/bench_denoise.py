@@ -25,7 +25,7 @@ two Step events of one block) next to the ratio.
 
 Usage: python bench/bench_denoise.py [--path host|mlx] [--model PATH ...] [--steps 8] [--blocks 2] [--prompt-tokens 120]
                                      [--compare-blas] [--compare-blas-lib LIBRARY]
-                                     [--compare-mlx-vlm [--mlx-vlm-python PATH]]
+                                     [--compare-mlx-vlm [--mlx-vlm-python PATH] [--alternate N]]
 """
 
 from __future__ import annotations
@@ -38,6 +38,7 @@ import platform
 import subprocess
 import sys
 import tempfile
+import statistics
 import time
 from pathlib import Path
 
@@ -203,6 +204,23 @@ def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
     }
 
 
+def alternate_with_mlx_vlm(folder: str, args) -> dict:
+    """`--alternate N`: N rounds, each our temp-0 step in a child process then mlx-vlm's, so both halves see the
+    same machine load in turn; the ratio of the medians and each round's own ratio."""
+    ours, theirs = [], []
+    for _ in range(args.alternate):
+        ours.append(measure_in_child(folder, args, {})["temp_0"]["ms_per_step"])
+        other = compare_mlx_vlm(folder, {"temp_0": {"ms_per_step": ours[-1], "host_syncs_per_step": None},
+                                         "network_only_ms_per_step": None}, args)
+        if "error" in other:
+            return other
+        theirs.append(other["mlx_vlm_ms_per_step"])
+    median = statistics.median
+    return {"rounds": args.alternate, "this_engine_temp_0_ms_per_step": ours, "mlx_vlm_ms_per_step": theirs,
+            "ratio_each_round": [round(a / b, 3) for a, b in zip(ours, theirs)],
+            "ratio_of_medians": round(median(ours) / median(theirs), 3)}
+
+
 def default_mlx_vlm_python() -> str | None:
     return sys.executable if importlib.util.find_spec("mlx_vlm") else None
 
@@ -220,6 +238,9 @@ def main() -> None:
     parser.add_argument("--skip-real-vocab", action="store_true")
     parser.add_argument("--compare-blas", action="store_true", help="also time the mid-size model without OpenBLAS")
     parser.add_argument("--compare-mlx-vlm", action="store_true", help="also time mlx-vlm on the same checkpoint")
+    parser.add_argument("--alternate", type=int, default=0, metavar="N",
+                        help="with --compare-mlx-vlm: also N alternating rounds of our step and mlx-vlm's, each "
+                             "in its own process")
     parser.add_argument("--mlx-vlm-python", default=None,
                         help="interpreter of an environment with mlx-vlm (default: this one, if it has mlx-vlm)")
     parser.add_argument("--compare-blas-lib", metavar="LIBRARY",
@@ -276,6 +297,8 @@ def main() -> None:
                                    "this_run_ms_per_step": entry["ms_per_step"]}
         if args.compare_mlx_vlm and compared:
             vlm = compare_mlx_vlm(compared, results[-1], args)
+            if args.alternate > 0 and "error" not in vlm:
+                vlm["alternating"] = alternate_with_mlx_vlm(compared, args)
         if not args.skip_real_vocab:
             from random_checkpoint import REAL_VOCAB, REAL_VOCAB_NAME, write_random_dg_checkpoint
 
@@ -309,6 +332,9 @@ def main() -> None:
         print(f"{args.path} path: {vlm['this_engine_temp_0_ms_per_step']} ms/step against mlx-vlm's "
               f"{vlm['mlx_vlm_ms_per_step']} (ratio {vlm['ratio']}), host syncs per step "
               f"{vlm['this_engine_host_syncs_per_step']}", file=sys.stderr)
+        if "ratio_of_medians" in vlm.get("alternating", {}):
+            print(f"alternating, {args.alternate} rounds: ratios {vlm['alternating']['ratio_each_round']}, "
+                  f"of the medians {vlm['alternating']['ratio_of_medians']}", file=sys.stderr)
 
 
 def _mapped_blas_files() -> list[str]:

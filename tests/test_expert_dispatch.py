@@ -25,7 +25,7 @@ def _moe_block(network):
                 return m.experts(x, indices, weights)
             return module.experts.gate_up_proj, run
         if hasattr(module, "switch_mlp"):                                  # LLaDA-2 sparse MoE block
-            return module.switch_mlp.gate_proj, module
+            return module.switch_mlp.gate_up_proj, module
     raise AssertionError("no expert block in this network")
 
 

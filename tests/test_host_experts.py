@@ -87,7 +87,7 @@ def test_quantized_experts_and_the_switch_take_the_mlx_path():
         return experts._gather(x, indices, weights)
 
     def seam():
-        return ops.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj, "geglu", mlx)
+        return ops.routed_experts(x, indices, weights, experts.gate_up_proj, experts.down_proj, "geglu", mlx)
 
     seam()
     assert calls == []                          # float weights, host path on: the host block
@@ -117,7 +117,7 @@ def test_bfloat16_expert_weights_run_on_the_host_too(monkeypatch):
     experts.gate_up_proj.weight = experts.gate_up_proj.weight.astype(mx.bfloat16)
     experts.down_proj.weight = experts.down_proj.weight.astype(mx.bfloat16)
     assert host_experts.float_weights(experts.gate_up_proj, experts.down_proj)
-    host = host_experts.routed_experts(x, indices, weights, (experts.gate_up_proj,), experts.down_proj, kernels.geglu)
+    host = host_experts.routed_experts(x, indices, weights, experts.gate_up_proj, experts.down_proj, kernels.geglu)
     assert host.dtype == mx.float32
     np.testing.assert_allclose(np.array(host), np.array(reference), rtol=0.05, atol=0.02)   # bf16 weights
 

@@ -111,7 +111,8 @@ def test_moe_block_equals_naive_expert_loop(tokens):
         for j in range(2):
             e = int(indices[0, t, j])
             h = x[0, t]
-            out = experts.down_proj.weight[e] @ (nn.silu(experts.gate_proj.weight[e] @ h) * (experts.up_proj.weight[e] @ h))
+            gate, up = mx.split(experts.gate_up_proj.weight[e], 2, axis=0)
+            out = experts.down_proj.weight[e] @ (nn.silu(gate @ h) * (up @ h))
             expected[0, t] += float(weights[0, t, j]) * np.array(out)
     np.testing.assert_allclose(np.array(block(x)), expected, atol=1e-5)
 
@@ -246,6 +247,31 @@ def test_sanitize_stacks_hf_experts_and_is_idempotent():
     np.testing.assert_array_equal(np.array(stacked[5]), np.array(raw["model.layers.1.mlp.experts.5.down_proj.weight"]))
     assert "language_model.model.layers.1.mlp.gate.expert_bias" in once
     assert "language_model.lm_head.weight" in once  # untied head kept
+    # gate and up become one [experts, 2I, H] weight, gate first
+    fused = once["language_model.model.layers.1.mlp.switch_mlp.gate_up_proj.weight"]
+    np.testing.assert_array_equal(np.array(fused[5, :64]), np.array(raw["model.layers.1.mlp.experts.5.gate_proj.weight"]))
+    np.testing.assert_array_equal(np.array(fused[5, 64:]), np.array(raw["model.layers.1.mlp.experts.5.up_proj.weight"]))
+    assert not any(".switch_mlp.gate_proj." in k or ".switch_mlp.up_proj." in k for k in once)
+
+
+def test_sanitize_fuses_an_mlx_conversions_stacked_quantized_gate_and_up_exactly():
+    # mlx-lm style conversions store switch_mlp.{gate,up}_proj already stacked (and quantized): concatenating
+    # weight, scales and biases along the output axis must dequantize to the two halves bit for bit.
+    network = Network(_tiny_config())
+    gate, up = mx.random.normal((8, 32, 64)), mx.random.normal((8, 32, 64))
+    raw = {}
+    for name, w in (("gate_proj", gate), ("up_proj", up)):
+        q, scales, biases = mx.quantize(w, group_size=32, bits=4)
+        raw.update({f"model.layers.1.mlp.switch_mlp.{name}.weight": q,
+                    f"model.layers.1.mlp.switch_mlp.{name}.scales": scales,
+                    f"model.layers.1.mlp.switch_mlp.{name}.biases": biases})
+    out = network.sanitize(raw)
+    prefix = "language_model.model.layers.1.mlp.switch_mlp.gate_up_proj."
+    fused = mx.dequantize(out[prefix + "weight"], out[prefix + "scales"], out[prefix + "biases"], group_size=32, bits=4)
+    halves = [mx.dequantize(raw[f"model.layers.1.mlp.switch_mlp.{n}.weight"], raw[f"model.layers.1.mlp.switch_mlp.{n}.scales"],
+                            raw[f"model.layers.1.mlp.switch_mlp.{n}.biases"], group_size=32, bits=4)
+              for n in ("gate_proj", "up_proj")]
+    np.testing.assert_array_equal(np.array(fused), np.array(mx.concatenate(halves, axis=1)))
 
 
 def test_sanitize_accepts_embed_tokens_and_reports_a_missing_expert():
@@ -271,7 +297,7 @@ def test_quantized_checkpoint_quantizes_exactly_the_stored_modules(load_network)
     model = net.language_model.model
     assert isinstance(model.word_embeddings, nn.QuantizedEmbedding)
     assert isinstance(net.language_model.lm_head, nn.QuantizedLinear)
-    assert isinstance(model.layers[1].mlp.switch_mlp.gate_proj, QuantizedSwitchLinear)
+    assert isinstance(model.layers[1].mlp.switch_mlp.gate_up_proj, QuantizedSwitchLinear)
     assert isinstance(model.layers[1].attention.query_key_value, nn.QuantizedLinear)
     # the router is a raw float matrix, never quantized
     assert model.layers[1].mlp.gate.weight.dtype == mx.float32 and model.layers[1].mlp.gate.weight.shape == (8, 64)
@@ -280,7 +306,7 @@ def test_quantized_checkpoint_quantizes_exactly_the_stored_modules(load_network)
 def test_bf16_checkpoint_loads_and_runs_close_to_fp32(load_network):
     # Loader-only fixture (no golden): the bf16 MoE must run on CPU (weights upcast) and stay near fp32.
     _, net = load_network("llada2_mlx_bf16")
-    assert net.language_model.model.layers[1].mlp.switch_mlp.up_proj.weight.dtype == mx.float32
+    assert net.language_model.model.layers[1].mlp.switch_mlp.gate_up_proj.weight.dtype == mx.float32
     golden = np.load(GOLDEN / "llada2" / "forward.npz")
     cache = net.prefill(_ids(golden["input_ids"][:BLOCK]))
     logits = np.array(net.denoise(_ids(golden["block_masked_ids"]), cache)[0])

@@ -40,14 +40,12 @@ def _stacked(linear) -> np.ndarray:
     return np.asarray(memoryview(weight)) if weight.dtype == mx.float32 else numpy_of(weight)
 
 
-def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projections: tuple, down, gate: Gate,
-                   ) -> mx.array:
-    """sum_j weights[t, j] * down_e(gate(projections_e(x[t]))) for e = indices[t, j]: [N, H] -> [N, H] float32.
+def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, gate_up, down, gate: Gate) -> mx.array:
+    """sum_j weights[t, j] * down_e(gate(gate_up_e(x[t]))) for e = indices[t, j]: [N, H] -> [N, H] float32.
 
-    `projections` is `(gate_up,)` (one stacked projection whose output halves are gate and up, DiffusionGemma)
-    or `(gate, up)` (LLaDA-2), all with `float_weights`."""
-    stacked = [_stacked(p) for p in (*projections, down)]
-    *first, second = stacked
+    `gate_up` is one stacked projection whose output halves are gate and up (both families' layout once
+    sanitized), both projections with `float_weights`."""
+    first, second = _stacked(gate_up), _stacked(down)
     mx.eval(x, indices, weights)   # one evaluation for the three copies below
     rows = numpy_of(x).reshape(-1, x.shape[-1])
     chosen = np.array(indices).reshape(-1)
@@ -65,12 +63,9 @@ def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projection
         for expert in experts:
             start, end = int(ends[expert] - counts[expert]), int(ends[expert])
             columns = gathered[start:end].T
-            if len(first) == 1:
-                both = first[0][expert] @ columns
-                width = both.shape[0] // 2
-                hidden = gate(both[:width], both[width:])
-            else:
-                hidden = gate(first[0][expert] @ columns, first[1][expert] @ columns)
+            both = first[expert] @ columns
+            width = both.shape[0] // 2
+            hidden = gate(both[:width], both[width:])
             out[start:end] = (second[expert] @ hidden).T
 
     parts = pool.workers() if chosen.size >= PARALLEL_MIN_PAIRS else 1

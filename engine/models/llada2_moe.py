@@ -90,19 +90,20 @@ class MLP(nn.Module):
 
 
 class SwitchMLP(nn.Module):
-    """The routed experts, stacked [experts, out, in]; each token runs only its chosen experts."""
+    """The routed experts, stacked [experts, out, in]; each token runs only its chosen experts. Gate and up are
+    one [experts, 2I, H] weight (gate first; `sanitize` concatenates the checkpoint's two), so a token-expert pair
+    costs one gather-matmul for both, as DiffusionGemma's stored layout already has it."""
 
     def __init__(self, hidden_size: int, intermediate_size: int, num_experts: int):
         super().__init__()
-        self.gate_proj = SwitchLinear(hidden_size, intermediate_size, num_experts)
-        self.up_proj = SwitchLinear(hidden_size, intermediate_size, num_experts)
+        self.gate_up_proj = SwitchLinear(hidden_size, 2 * intermediate_size, num_experts)
         self.down_proj = SwitchLinear(intermediate_size, hidden_size, num_experts)
 
     def __call__(self, x: mx.array, indices: mx.array) -> mx.array:
         """x [..., H], indices [..., k] -> [..., k, H]."""
         def run(rows, routed, grouped):
-            hidden = ops.swiglu(self.gate_proj(rows, routed, grouped), self.up_proj(rows, routed, grouped))
-            return self.down_proj(hidden, routed, grouped)
+            gate, up = mx.split(self.gate_up_proj(rows, routed, grouped), 2, axis=-1)
+            return self.down_proj(ops.swiglu(gate, up), routed, grouped)
 
         return through_experts(x, indices, run)
 
@@ -156,7 +157,7 @@ class SparseMoeBlock(nn.Module):
     def __call__(self, x: mx.array) -> mx.array:
         indices, weights = self.gate(x)
         experts = self.switch_mlp
-        routed = ops.routed_experts(x, indices, weights, (experts.gate_proj, experts.up_proj), experts.down_proj,
+        routed = ops.routed_experts(x, indices, weights, experts.gate_up_proj, experts.down_proj,
                                     "swiglu", mlx=lambda: (experts(x, indices) * weights[..., None]).sum(axis=-2))
         routed = routed.astype(x.dtype)
         if self.shared_experts is not None:
@@ -319,6 +320,7 @@ class Network(nn.Module):
                             out[f"{prefix}.switch_mlp.{proj}.{suffix}"] = mx.stack(
                                 [_pop(out, f"{prefix}.experts.{e}.{proj}.{suffix}") for e in range(config.num_experts)]
                             )
+                _fuse_gate_up(out, f"{prefix}.switch_mlp")
         if config.tie_word_embeddings:
             for suffix in ("weight", "scales", "biases"):
                 out.pop(f"language_model.lm_head.{suffix}", None)
@@ -328,6 +330,16 @@ class Network(nn.Module):
 def make_processor(path, config: ModelConfig, tokenizer=None) -> None:
     """LLaDA-2 reads text only: no image processor (engine.models.families.NetworkModule)."""
     return None
+
+
+def _fuse_gate_up(weights: dict[str, mx.array], prefix: str) -> None:
+    """`prefix.gate_proj.*` and `prefix.up_proj.*` [E, I, ...] -> `prefix.gate_up_proj.*` [E, 2I, ...]. Affine
+    quantization groups run along the input axis, so weight, scales and biases concatenate alike, exactly."""
+    for suffix in ("weight", "scales", "biases"):
+        gate, up = f"{prefix}.gate_proj.{suffix}", f"{prefix}.up_proj.{suffix}"
+        if gate in weights or up in weights:
+            weights[f"{prefix}.gate_up_proj.{suffix}"] = mx.concatenate([_pop(weights, gate), _pop(weights, up)],
+                                                                         axis=1)
 
 
 def _pop(weights: dict[str, mx.array], name: str) -> mx.array:

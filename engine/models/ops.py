@@ -63,15 +63,15 @@ def rope(x: mx.array, offset: int, *, omega: np.ndarray, dims: int, base: float 
     return mx.fast.rope(x, dims, traditional=False, base=base, scale=1.0, offset=offset, freqs=freqs)
 
 
-def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, projections: tuple, down, gate: str,
+def routed_experts(x: mx.array, indices: mx.array, weights: mx.array, gate_up, down, gate: str,
                    mlx: Callable[[], mx.array]) -> mx.array:
-    """sum_j weights[t, j] * down_e(gate(projections_e(x[t]))) for e = indices[t, j]: [N, H] -> [N, H].
+    """sum_j weights[t, j] * down_e(gate(gate_up_e(x[t]))) for e = indices[t, j]: [N, H] -> [N, H].
 
-    `projections` is `(gate_up,)` (one stacked projection whose output halves are gate and up) or `(gate, up)`;
-    `gate` is "geglu" or "swiglu"; `mlx()` computes the same with MLX's gather-matmuls. The host does the whole
-    block with float expert weights (float32 result); quantized experts stay with MLX's gather_qmm."""
-    if device.host_path() and host_experts.float_weights(*projections, down):
-        return host_experts.routed_experts(x, indices, weights, projections, down, _HOST_GATES[gate])
+    `gate_up` is one stacked projection whose output halves are gate and up; `gate` is "geglu" or "swiglu";
+    `mlx()` computes the same with MLX's gather-matmuls. The host does the whole block with float expert weights
+    (float32 result); quantized experts stay with MLX's gather_qmm."""
+    if device.host_path() and host_experts.float_weights(gate_up, down):
+        return host_experts.routed_experts(x, indices, weights, gate_up, down, _HOST_GATES[gate])
     return mlx()
 
 

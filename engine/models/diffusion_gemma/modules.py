@@ -136,7 +136,7 @@ class Experts(nn.Module):
 
     def __call__(self, x: mx.array, indices: mx.array, weights: mx.array) -> mx.array:
         """x [N, H], indices/weights [N, k] -> [N, H]."""
-        routed = ops.routed_experts(x, indices, weights, (self.gate_up_proj,), self.down_proj, "geglu",
+        routed = ops.routed_experts(x, indices, weights, self.gate_up_proj, self.down_proj, "geglu",
                                     mlx=lambda: self._gather(x, indices, weights))
         return routed.astype(weights.dtype)
 
