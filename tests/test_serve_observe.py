@@ -79,7 +79,8 @@ def test_access_lines_and_metrics_match_what_clients_got(logged):
 def test_a_text_completion_is_logged_and_counted_with_the_usage_it_reported(logged):
     with serving("dg_text") as server:
         api = openai.OpenAI(base_url=server.url + "/v1", api_key="unused", max_retries=0)
-        reply = api.completions.create(model="dg_text", prompt="The sky is", suffix=" today.", max_tokens=6)
+        reply = api.completions.create(model="dg_text", prompt="The sky is", suffix=" today.", max_tokens=6,
+                                     seed=0)
         text = httpx.get(server.url + "/metrics").text
     line = LINE.match(logged[0])
     assert line.group(2) == "/v1/completions" and int(line.group(5)) == reply.usage.completion_tokens == 6
