@@ -10,8 +10,8 @@ which one runs.
 * `cancel(job)` closes the stream at once (the server then stops the generation) and reports Finished
   "cancelled" with what was committed; nothing is ever retried.
 
-The HTTP client (httpx, its event stream read by tui/remote/sse.py) runs on an asyncio loop of the backend's own thread: the UI thread
-never waits on the network, and a cancel is a task cancellation, which closes the connection immediately.
+The HTTP client (httpx; tui/remote/sse.py reads its event stream) runs on an asyncio loop of the backend's own
+thread: the UI thread never waits on the network, and a cancel is a task cancellation, which closes the connection immediately.
 `notify` is called on that thread and must return quickly (the app posts a message).
 """
 
