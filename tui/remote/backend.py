@@ -11,8 +11,8 @@ which one runs.
   "cancelled" with what was committed; nothing is ever retried.
 
 The HTTP client (httpx; tui/remote/sse.py reads its event stream) runs on an asyncio loop of the backend's own
-thread: the UI thread never waits on the network, and a cancel is a task cancellation, which closes the connection immediately.
-`notify` is called on that thread and must return quickly (the app posts a message).
+thread: the UI thread never waits on the network, and a cancel is a task cancellation, which closes the
+connection immediately. `notify` is called on that thread and must return quickly (the app posts a message).
 """
 
 from __future__ import annotations
