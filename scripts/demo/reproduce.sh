@@ -64,7 +64,8 @@ card_dg="\`scripts/demo/reproduce.sh\` (nine phases: $phases, then with a fourth
 # paused now and then by the machine's timing runs. Each was stopped by SIGTERM (it saves state.pt) and resumed with
 # a shorter schedule to fit the session: LLaDA-2 600 -> stopped at 87, resumed to 330 -> stopped at 252 (measured);
 # DiffusionGemma 400 -> stopped at 43, resumed to 200 -> stopped at 157 (measured, quantized to 8 bits as the
-# bundler would). A copy of the LLaDA-2 run at 252 continues to 450 (runs/llada2_ft2; not measured here).
+# bundler would). A copy of the LLaDA-2 run at 252 went on to 450 (runs/llada2_ft2: same command, --steps 450
+# --checkpoint-every 25; measured, not bundled either).
 finetune() {
     local family=$1 demo=$2 out=$3 steps=$4 warmup=$5
     shift 5
