@@ -9,7 +9,8 @@ template, default settings, thinking off; for DiffusionGemma arithmetic is also 
 must equal the expected answer. Prints one JSON object: per task accuracy, mean steps per block, tokens/s.
 `--panel` instead answers the hand-written panel of everyday small talk and out-of-scope prompts
 (bench/eval_panel.py): accuracy per intent, garbled answers, steps per block, seconds per answer; `--grid` adds
-temperatures 0/0.5/1 × seeds 1-3 (× thinking on and off for DiffusionGemma).
+temperatures 0/0.5/1 × seeds 1-3 (× thinking on and off for DiffusionGemma); `--composed N` asks N prompts per
+intent composed from the held-out templates of scripts/demo/chat_compose.py instead of the hand-written panel.
 """
 
 from __future__ import annotations
@@ -76,12 +77,16 @@ def main(argv=None) -> int:
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
     parser.add_argument("--panel", action="store_true", help="the hand-written panel instead of the curriculum")
     parser.add_argument("--grid", action="store_true", help="with --panel: temperatures x seeds x thinking too")
+    parser.add_argument("--composed", type=int, default=0, metavar="N", help="with --panel: N prompts per intent "
+                        "composed from the held-out templates (scripts/demo/chat_compose.py) instead of the "
+                        "hand-written panel (drawn with --seed)")
     args = parser.parse_args(argv)
     model = engine.load(args.model)
     began = time.perf_counter()
     if args.panel:
-        from bench.eval_panel import evaluate_panel
-        result = evaluate_panel(model, grid=args.grid)
+        from bench.eval_panel import composed_panel, evaluate_panel
+        panel = composed_panel(args.composed, args.seed) if args.composed else None
+        result = evaluate_panel(model, grid=args.grid, panel=panel)
         print(json.dumps({"model": args.model, "family": model.family,
                           "seconds": round(time.perf_counter() - began, 1), **result}, indent=1))
         return 0

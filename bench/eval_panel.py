@@ -38,11 +38,11 @@ def answer_once(model, prompt: str, settings: engine.Settings, think: bool) -> d
             "seconds": time.perf_counter() - began}
 
 
-def run_configuration(model, settings: engine.Settings, think: bool) -> dict:
+def run_configuration(model, settings: engine.Settings, think: bool, panel: dict | None = None) -> dict:
     family = model.family
     fixed = {chat_answer(intent, family) for intent in ("identity", "thanks")}
     per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
-    for intent, prompts in PANEL.items():
+    for intent, prompts in (PANEL if panel is None else panel).items():
         right = 0
         for prompt in prompts:
             got = answer_once(model, prompt, settings, think)
@@ -78,8 +78,22 @@ def configurations(family: str, grid: bool) -> list[tuple[engine.Settings, bool]
     return configs
 
 
-def evaluate_panel(model, grid: bool = False) -> dict:
-    rows = [run_configuration(model, settings, think) for settings, think in configurations(model.family, grid)]
+def composed_panel(n: int, seed: int) -> dict[str, tuple[str, ...]]:
+    """`n` prompts per intent (and `n` out-of-scope ones) composed from the *held-out* templates of
+    scripts/demo/chat_compose.py: bodies and out-of-scope patterns training never saw, with its noise."""
+    import random
+
+    from scripts.demo import chat_compose
+
+    rng = random.Random(seed)
+    panel = {intent: tuple(chat_compose.compose(rng, intent, "heldout")[1] for _ in range(n))
+             for intent in chat_compose.BODIES}
+    panel["out_of_scope"] = tuple(chat_compose.compose_out_of_scope(rng, "heldout")[1] for _ in range(n))
+    return panel
+
+
+def evaluate_panel(model, grid: bool = False, panel: dict | None = None) -> dict:
+    rows = [run_configuration(model, settings, think, panel) for settings, think in configurations(model.family, grid)]
     return {"configurations": rows, "garbled_total": sum(r["garbled"] for r in rows),
             "steps_per_block_min": min(r["steps_per_block_min"] for r in rows),
             "seconds_per_answer_max": max(r["seconds_per_answer_max"] for r in rows)}

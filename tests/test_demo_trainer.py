@@ -60,3 +60,22 @@ def test_twenty_cpu_steps_stop_resume_and_export_a_loadable_checkpoint(tmp_path,
     if family == "llada2_moe":   # a fine-tune starts from a checkpoint's weights (here: the one just exported)
         again = train(tmp_path / "again", family, "--init-from", str(out / "model"), "--stop-at", "1")
         assert f"weights from {out / 'model' / 'model.safetensors'}" in again
+
+
+def test_init_from_the_8bit_bundled_diffusion_gemma_demo_keeps_its_answers(tmp_path):
+    """--init-from dequantizes the bundled demo (scripts/demo/dequantize.py) into the trainer's network: at a
+    learning rate of 0 the exported float checkpoint is the demo itself, so the engine answers it alike."""
+    demo = REPO / "tui" / "demo" / "diffusion-gemma-demo"
+    out = tmp_path / "dg"
+    command = [train_python(), "-m", "scripts.demo.train", "--family", "diffusion_gemma", "--out", str(out),
+               "--init-from", str(demo), "--steps", "1", "--lr", "0", "--min-lr", "0", "--warmup", "1",
+               "--weight-decay", "0", "--device", "cpu", "--workers", "0", "--examples-per-chunk", "8",
+               "--token-budget", "512", "--eval-every", "0", "--threads", "1", "--focus", "chat"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-2000:]
+    assert f"weights from {demo / 'model.safetensors'}" in result.stdout
+    settings = engine.Settings(temp=0.0, max_tokens=48)
+    for prompt in ("hi", "thanks!", "who are you?"):
+        answers = [list(engine.generate(engine.load(str(folder)), messages=[{"role": "user", "content": prompt}],
+                                        settings=settings))[-1].content for folder in (demo, out / "model")]
+        assert answers[0] == answers[1] and answers[0].strip()

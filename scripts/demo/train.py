@@ -70,8 +70,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
                    "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
-    p.add_argument("--init-from", type=Path, help="start from this unquantized checkpoint folder's weights (e.g. "
-                   "tui/demo/llada2-demo) instead of random ones, with a fresh optimizer; ignored once state.pt exists")
+    p.add_argument("--init-from", type=Path, help="start from this checkpoint folder's weights (e.g. "
+                   "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh optimizer; ignored once state.pt exists")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -153,13 +153,20 @@ class Trainer:
     # ---- state ------------------------------------------------------------------------------------------
 
     def _load_weights(self, folder: Path) -> None:
-        """The exported (or bundled, unquantized) checkpoint's tensors are the networks' own state_dict names."""
-        from safetensors.torch import load_file
+        """The exported or bundled checkpoint's tensors, dequantized when it is stored quantized (the bundled
+        DiffusionGemma demo is 8-bit: scripts/demo/dequantize.py). An exported folder uses the networks' own
+        state_dict names; a quantized one holds the engine's sanitized tree, which names the stacked experts
+        `...experts.gate_up_proj.weight` where the network has the bare parameter `...experts.gate_up_proj`."""
+        from .dequantize import load_float_weights
 
         path = folder / "model.safetensors"
-        tensors = load_file(str(path))
-        if any(name.endswith(".scales") for name in tensors):
-            raise SystemExit(f"{path} is quantized: --init-from needs float weights (bundle without --bits)")
+        arrays = load_float_weights(folder)
+        own = self.model.state_dict()
+        tensors = {}
+        for name, value in arrays.items():
+            if name not in own and name.endswith(".weight") and name.removesuffix(".weight") in own:
+                name = name.removesuffix(".weight")
+            tensors[name] = torch.from_numpy(value)
         self.model.load_state_dict(tensors)
         print(f"weights from {path}", flush=True)
 

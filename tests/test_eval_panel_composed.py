@@ -1,0 +1,29 @@
+"""bench/eval_panel.composed_panel: the held-out-template panel that `eval_demo.py --panel --composed N` asks."""
+
+from __future__ import annotations
+
+from bench.eval_panel import composed_panel
+from scripts.demo import chat_compose
+from scripts.demo.panel_prompts import PANEL
+
+
+def test_n_prompts_for_every_intent_of_the_panel_drawn_by_seed():
+    panel = composed_panel(6, seed=3)
+    # The same intents as the hand-written panel, so each prompt is scored against the same fixed answer.
+    assert set(panel) == set(PANEL)
+    assert all(len(prompts) == 6 and all(p.strip() for p in prompts) for prompts in panel.values())
+    assert composed_panel(6, seed=3) == panel
+    assert composed_panel(6, seed=4) != panel
+
+
+def test_no_prompt_is_built_from_a_training_body():
+    train = {chat_compose.normal_form(b) for intent in chat_compose.BODIES for b in chat_compose.bodies(intent, "train")}
+    held = {chat_compose.normal_form(b) for intent in chat_compose.BODIES
+            for b in chat_compose.bodies(intent, "heldout")}
+    for intent, prompts in composed_panel(20, seed=0).items():
+        if intent == "out_of_scope":
+            continue
+        for prompt in prompts:
+            form = chat_compose.normal_form(prompt)
+            # A typo may hide the body; an untouched training body must never be the whole prompt.
+            assert form not in train - held, prompt
