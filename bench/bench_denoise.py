@@ -35,10 +35,10 @@ import importlib.util
 import json
 import os
 import platform
+import statistics
 import subprocess
 import sys
 import tempfile
-import statistics
 import time
 from pathlib import Path
 
@@ -52,6 +52,7 @@ engine.prepare_process(openblas="--reference-blas" not in sys.argv)
 import mlx.core as mx  # noqa: E402
 from engine.cpu import blas as _blas, malloc as _malloc, switch  # noqa: E402
 from engine.events import Finished, Step  # noqa: E402
+from cpu_flags import cpu_has  # noqa: E402
 from step_flops import mean_step_flops  # noqa: E402
 from host_syncs import counting  # noqa: E402
 from step_share import shares, timed_step_parts  # noqa: E402
@@ -320,7 +321,7 @@ def main() -> None:
         "sampler": "host" if _host_sampler() else "device",
         # engine.cpu.kernels: Numba's vectorised exp / tanh (null: NumPy's, scalar on CPUs without AVX-512)
         "host_kernels": _host_kernels(),
-        "cpu_avx512": _cpu_has("avx512f"),
+        "cpu_avx512": cpu_has("avx512f"),
         "matmul_gflops_2048": gflops,
         "blas_bound": limit,
         "mlx_vlm_comparison": vlm,
@@ -351,14 +352,6 @@ def _host_kernels() -> str | None:
     from engine.cpu import kernels
 
     return f"numba {kernels.numba.__version__}" if kernels.available() else None
-
-
-def _cpu_has(flag: str) -> bool | None:
-    try:
-        with open("/proc/cpuinfo", encoding="utf-8") as info:
-            return any(line.startswith("flags") and flag in line.split() for line in info)
-    except OSError:
-        return None
 
 
 def _host_sampler() -> bool:

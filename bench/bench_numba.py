@@ -31,15 +31,9 @@ import engine  # noqa: E402
 engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 import mlx.core as mx  # noqa: E402
 from engine.cpu import blas, kernels  # noqa: E402
+from cpu_flags import cpu_has  # noqa: E402
 from engine.events import Finished  # noqa: E402
 from random_checkpoint import REAL_VOCAB, REAL_VOCAB_NAME, write_random_dg_checkpoint  # noqa: E402
-
-
-def _has_avx512() -> bool | None:
-    try:
-        return " avx512f" in Path("/proc/cpuinfo").read_text()
-    except OSError:
-        return None
 
 
 def ms_per_step(model, settings, prompt: list[int]) -> float:
@@ -78,7 +72,7 @@ def main() -> None:
         "model": (REAL_VOCAB_NAME if args.real_vocab else "random mid-size DiffusionGemma, canvas 256")
         + ", temperature 1.0",
         "device": str(mx.default_device()), "machine": platform.machine(), "cpus": os.cpu_count(),
-        "avx512": _has_avx512(),
+        "avx512": cpu_has("avx512f"),
         "blas": blas.describe(), "numba": numba.__version__, "rounds": runs,
         "median_ms_per_step": medians, "numpy_over_numba": round(medians["numpy"] / medians["numba"], 3),
     }, indent=2))

@@ -71,7 +71,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
                    "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
     p.add_argument("--init-from", type=Path, help="start from this checkpoint folder's weights (e.g. "
-                   "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh optimizer; ignored once state.pt exists")
+                   "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh "
+                   "optimizer; ignored once state.pt exists")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
