@@ -178,8 +178,9 @@ def measure_in_child(folder: str, args, env: dict, reference_blas: bool = False)
     return json.loads(output.strip().splitlines()[-1])
 
 
-def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
-    """mlx-vlm's step on the same folder, in its own interpreter, with the BLAS this process has."""
+def run_mlx_vlm(folder: str, args) -> dict:
+    """mlx-vlm's step on the same folder, in its own interpreter, with the BLAS this process has: its JSON, or
+    {"error": ...}."""
     env = dict(os.environ)
     if _blas.describe() != _blas.REFERENCE_BLAS:
         env["LD_PRELOAD"] = " ".join(filter(None, [_blas.describe(), env.get("LD_PRELOAD")]))
@@ -189,7 +190,14 @@ def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
     if done.returncode != 0:
         lines = (done.stderr or done.stdout).strip().splitlines()
         return {"error": f"mlx-vlm could not run this checkpoint: {lines[-1] if lines else 'exit ' + str(done.returncode)}"}
-    theirs = json.loads(done.stdout.strip().splitlines()[-1])
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def compare_mlx_vlm(folder: str, entry: dict, args) -> dict:
+    """Our measured entry against one mlx-vlm run on the same folder."""
+    theirs = run_mlx_vlm(folder, args)
+    if "error" in theirs:
+        return theirs
     ours = entry["temp_0"]["ms_per_step"]
     return {
         "settings": "entropy-bound, temperature 0, full canvas, same prompt and steps, same BLAS",
@@ -211,11 +219,10 @@ def alternate_with_mlx_vlm(folder: str, args) -> dict:
     ours, theirs = [], []
     for _ in range(args.alternate):
         ours.append(measure_in_child(folder, args, {})["temp_0"]["ms_per_step"])
-        other = compare_mlx_vlm(folder, {"temp_0": {"ms_per_step": ours[-1], "host_syncs_per_step": None},
-                                         "network_only_ms_per_step": None}, args)
+        other = run_mlx_vlm(folder, args)
         if "error" in other:
             return other
-        theirs.append(other["mlx_vlm_ms_per_step"])
+        theirs.append(other["ms_per_step"])
     median = statistics.median
     return {"rounds": args.alternate, "this_engine_temp_0_ms_per_step": ours, "mlx_vlm_ms_per_step": theirs,
             "ratio_each_round": [round(a / b, 3) for a, b in zip(ours, theirs)],
