@@ -118,14 +118,17 @@ async def test_a_server_with_usage_gets_its_rate_and_a_counter_of_what_it_counte
 @pytest.mark.parametrize("size", SIZES)
 async def test_against_serve_the_live_rate_stays_visible_and_the_counter_shows_the_context(app_env, size):
     settings = Settings(max_tokens=40, max_denoising_steps=24, seed=4)
-    with serving("dg_text", make_worker=lambda notify: paced_worker(notify, 0.02)) as server:
+    hold = threading.Event()   # the first step waits until the live line has been seen once
+    with serving("dg_text", make_worker=lambda notify: paced_worker(notify, 0.02, hold)) as server:
         app = DiffusionChatApp(AppOptions(server=server.url, settings=settings))
         async with app.run_test(size=size) as pilot:
             await wait_for_model(pilot)
             await wait_for(pilot, lambda: counter(app).display, "the counter")   # counted once typing pauses
             assert str(counter(app).render()) == f"≥0 / {app.model_info.context_length:,} tokens"
             await send(pilot, "hi")
-            live = []
+            await wait_for(pilot, lambda: "step " in status_line(app), "the live line")
+            live = [status_line(app)]
+            hold.set()
             while app.session.generation is not None:
                 await pilot.pause(0.02)
                 line = status_line(app)

@@ -205,9 +205,10 @@ def engine_events(app, monkeypatch, kind) -> list:
     return seen
 
 
-def paced_worker(notify, pause_s: float = 0.04):
+def paced_worker(notify, pause_s: float = 0.04, hold: threading.Event | None = None):
     """The real engine, pausing after each step: the UI's 30 Hz timer draws frames of even a quick run, and a key
-    pressed mid-generation reaches the worker before a tiny model has finished."""
+    pressed mid-generation reaches the worker before a tiny model has finished. With `hold`, the first step waits
+    until the test sets it, so a test that must see a live frame does not race a loaded machine's scheduler."""
     import engine
     from engine.events import Step
     from engine.thread.worker import EngineWorker
@@ -216,6 +217,8 @@ def paced_worker(notify, pause_s: float = 0.04):
         for event in engine.generate(*args, **options):
             yield event
             if isinstance(event, Step):
+                if hold is not None:
+                    hold.wait(timeout=60)
                 time.sleep(pause_s)
 
     return EngineWorker(notify, generate=generate)
