@@ -116,8 +116,10 @@ def normal_form(text: str) -> str:
 
 
 PANEL_FORMS = frozenset(normal_form(p) for prompts in PANEL.values() for p in prompts)
-# Drawn for training: thanks (both demos' weakest intent) and out-of-scope (the most varied) most often.
-TRAIN_WEIGHTS = {"thanks": 0.35, "out_of_scope": 0.3, "greeting": 0.12, "identity": 0.12, "capabilities": 0.11}
+# Drawn for training: thanks (both demos' weakest intent) and out-of-scope (the most varied) most often, but not
+# so often that the other intents are forgotten: at 0.35 / 0.30 / 0.12 a 450-step LLaDA-2 fine-tune lost
+# capabilities prompts (90 -> 70 % on the panel) to the thanks answer.
+TRAIN_WEIGHTS = {"thanks": 0.28, "out_of_scope": 0.27, "greeting": 0.15, "identity": 0.15, "capabilities": 0.15}
 OUT_OF_SCOPE_REASONING = "The user asks for something I cannot do."
 
 
