@@ -72,6 +72,47 @@ BODIES = {
         "gracias", "merci", "danke", "thanks again", "this was useful", "you helped me a lot", "kudos, thanks"),
 }
 
+# A second batch of bodies (2026-12-03): a 1,500-step LLaDA-2 fine-tune on the first batch still read short slang
+# ("what r ur features", "knock knock") as thanks and appreciation ("this was useful") as a request.
+MORE_BODIES = {
+    "greeting": (
+        "hi hi", "heyy", "hey!!", "helo", "hullo", "g'day", "morning all", "evening all", "hey friend", "hello bot",
+        "hi assistant", "hello ai", "hey robot", "howdy partner", "hiii", "yo yo", "sup bro", "whats good",
+        "what's happening", "how's everything", "how goes it", "how's life", "how are things", "you there",
+        "anybody there", "hello? anyone", "ping", "hey, you there", "good to meet you", "pleased to meet you",
+        "hi, i'm new here", "first time here, hi", "hey, i'm back", "namaste", "ciao", "hallo", "hej",
+        "hi, how are you", "hello, nice to meet you", "hey, how are you doing today"),
+    "identity": (
+        "who are u", "who is this bot", "are you a chatbot", "are you an assistant", "is this chatgpt",
+        "are you gemini", "are you claude", "are you siri", "what ai is this", "which ai are you", "what llm is this",
+        "what language model is this", "who am i speaking to", "am i talking to a bot", "am i talking to a human",
+        "is this a bot", "is this a human", "are you a machine", "are you a computer", "are you a program",
+        "whats this", "what is this", "who dis", "who's talking", "what do i call you", "where do you come from",
+        "who trained you", "who programmed you", "what version are you", "tell me who you are", "so who are you",
+        "what are you anyway", "whats your name", "ur name", "name?", "who r you", "what kind of bot is this"),
+    "capabilities": (
+        "what do u do", "what can you help me with", "can you do stuff", "what stuff can you do",
+        "what things can you do", "how can i use you", "how do i start", "where do i start", "what now",
+        "instructions", "commands", "how does this app work", "what are my options", "what can i type",
+        "give me ideas", "ideas", "what should i try", "what are your limits", "what can't you do",
+        "can you do maths", "can you write code", "can you answer questions", "are you useful",
+        "what is your function", "what's your job", "show me your features", "features", "help me", "help pls",
+        "need help", "i need assistance", "assist me", "what do you support", "what are you made for",
+        "what is this for", "what u got"),
+    "thanks": (
+        "thanks for that", "thank you kindly", "thanks a million", "a million thanks", "thanks so much",
+        "thank you very much", "i owe you one", "you saved me", "you're a lifesaver", "that's great, thanks",
+        "brilliant, thank you", "lovely, cheers", "that helps, thanks", "really appreciated",
+        "your help is appreciated", "thanks for your time", "thanks for answering", "thanks for explaining",
+        "that was perfect", "great answer, thanks", "nice, ty", "thnx", "thanx", "thank youuu", "thanks buddy",
+        "thanks friend", "tyvm", "appreciated", "so helpful, thank you", "you're awesome, thanks", "legend, thanks",
+        "ok thank you", "got it, thanks", "cool thx", "great help", "you're very kind", "that's kind of you",
+        "thank you for everything", "i can't thank you enough", "thanks, that's all i needed", "thank you, goodbye",
+        "awesome, cheers", "that was useful", "very helpful", "super helpful, thanks", "you were a big help",
+        "this helped", "that did the trick, thanks", "i'm thankful", "many thanks to you"),
+}
+BODIES = {intent: BODIES[intent] + MORE_BODIES[intent] for intent in BODIES}
+
 # Out-of-scope kinds: a pattern per kind over small pools, so a held-out pattern is a new *kind of sentence*.
 OUT_OF_SCOPE = {
     "maths": ("what is {a} times {b}", "what's {a} + {b}", "{a}+{b}=?", "solve x^2 - {a} = 0", "calculate {a} / {b}",
@@ -79,18 +120,24 @@ OUT_OF_SCOPE = {
               "how much is {a} percent of {b}", "integrate x^{a}", "{a} plus {b} equals"),
     "code": ("write a python function that {task}", "how do i {task} in javascript", "fix my code: {snippet}",
              "{snippet}", "explain this code: {snippet}", "write a bash script that {task}",
-             "how to center a div in css", "what does {snippet} do", "give me a regex that {task}"),
+             "how to center a div in css", "what does {snippet} do", "give me a regex that {task}",
+             "debug this: {snippet}", "can you write code that {task}", "reverse the word {animal}"),
     "facts": ("what's the capital of {place}", "who won the world cup in {year}", "how tall is {thing}",
               "when was {thing} built", "how many legs does a {animal} have", "who wrote {book}",
               "what's the population of {place}", "what's the weather like in {place}", "how far is {place}",
               "what year did {event} happen", "what is the meaning of life", "explain {topic} in one sentence",
-              "what is {topic}", "summarise {book}"),
+              "what is {topic}", "summarise {book}", "what time is it", "what day is it today",
+              "who is the president of {place}", "define {topic}", "why is the sky blue", "how does {topic} work",
+              "what's the news today", "is it going to rain in {place}"),
     "creative": ("tell me a joke", "tell me a joke about {animal}s", "knock knock", "write a poem about {topic}",
                  "write me a story about a {animal}", "sing a song", "recommend a good book", "recommend a movie",
                  "translate '{phrase}' into {language}", "give me a fun fact", "write a haiku about {topic}",
-                 "what's your favourite {animal}", "make up a riddle"),
+                 "what's your favourite {animal}", "make up a riddle", "tell me something funny",
+                 "tell me a story", "let's play a game", "play chess with me", "write an essay about {topic}",
+                 "give me a recipe for pancakes", "say something nice", "describe a {animal}", "do you like {topic}",
+                 "what should i eat tonight", "i'm bored", "i'm sad today", "what do you think about {topic}"),
     "gibberish": ("{noise}", "{noise} {noise}", "{noise}?", "{noise} {noise} {noise}", "{digits}", "{noise}!!",
-                  "{punct}"),
+                  "{punct}", "{noise}{digits}", "{digits} {noise}", "{noise}...", "{noise} {punct}"),
 }
 POOLS = {
     "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
@@ -154,8 +201,22 @@ def _typo(rng, text: str) -> str:
     return text[:i - 1] + text[i] + text[i - 1] + text[i + 1:] if text[i - 1].isalpha() else text
 
 
+def _stretch(rng, text: str) -> str:
+    """A word's last letter held ("heyyy", "thanksss"), as people type when they mean it."""
+    ends = [i for i, c in enumerate(text) if c.isalpha() and (i + 1 == len(text) or not text[i + 1].isalpha())]
+    if not ends:
+        return text
+    i = rng.choice(ends)
+    return text[:i + 1] + text[i] * rng.randint(1, 3) + text[i + 1:]
+
+
 def noised(rng, text: str) -> str:
-    """Case (as typed, capitalised, ALL CAPS, lower), a typo now and then, the end punctuation varied."""
+    """Case (as typed, capitalised, ALL CAPS, lower), a typo or a held letter now and then, apostrophes dropped
+    sometimes ("whats", "youre")."""
+    if rng.random() < 0.2:
+        text = text.replace("'", "")
+    if rng.random() < 0.1:
+        text = _stretch(rng, text)
     style = rng.random()
     if style < 0.35:
         text = text[:1].upper() + text[1:]
