@@ -3,8 +3,8 @@
 For each configuration (the demo's own defaults; optionally a grid of temperatures × seeds × thinking) every
 panel prompt is answered once. Reported per configuration: accuracy per intent (the exact fixed answer:
 thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
-reasoning that names the wrong intent (thinking on, DiffusionGemma), steps per block (mean and minimum),
-positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
+reasoning other than the line given for its answer (thinking on, DiffusionGemma), steps per block (mean and
+minimum), positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
 """
 
 from __future__ import annotations
@@ -14,7 +14,7 @@ import time
 import engine
 from engine.events import Finished, Step
 from scripts.demo.panel_prompts import PANEL
-from scripts.demo.tasks_chat import REASONING, chat_answer
+from scripts.demo.tasks_chat import ABOUT_REASONING, REASONING, chat_answer
 
 ABOUT_INTENTS = ("greeting", "identity", "capabilities", "out_of_scope")
 
@@ -52,7 +52,7 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
                 garbled.append({"prompt": prompt, "got": got["content"]})
             elif not ok and len(failures) < 6:
                 failures.append({"intent": intent, "prompt": prompt, "got": got["content"][:40]})
-            if think and intent in REASONING and got["reasoning"] != REASONING[intent]:
+            if think and got["reasoning"] != REASONING.get(intent, ABOUT_REASONING):
                 wrong_reasoning += 1
             steps += got["steps"]
             firsts += got["first"]

@@ -17,7 +17,7 @@ import re
 from .curriculum import Example
 from .heldout import check_split, stable_hash
 from .panel_prompts import PANEL
-from .tasks_chat import REASONING, chat_answer
+from .tasks_chat import ABOUT_REASONING, REASONING, chat_answer
 
 HELDOUT_PERCENT = 20
 OPENERS = ("", "", "", "ok ", "so ", "hey, ", "um ", "well, ", "quick question: ", "hi again. ", "btw ", "listen, ",
@@ -167,7 +167,7 @@ PANEL_FORMS = frozenset(normal_form(p) for prompts in PANEL.values() for p in pr
 # so often that the other intents are forgotten: at 0.35 / 0.30 / 0.12 a 450-step LLaDA-2 fine-tune lost
 # capabilities prompts (90 -> 70 % on the panel) to the thanks answer.
 TRAIN_WEIGHTS = {"thanks": 0.28, "out_of_scope": 0.27, "greeting": 0.15, "identity": 0.15, "capabilities": 0.15}
-OUT_OF_SCOPE_REASONING = "The user asks for something I cannot do."
+OUT_OF_SCOPE_REASONING = ABOUT_REASONING   # the about answer, so its reason
 
 
 def _side(kind: str, text: str) -> str:

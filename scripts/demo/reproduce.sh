@@ -84,3 +84,21 @@ second_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7   # held-out templates
     done
 }
+
+# Third pass (2026-12-03, CPU, one thread each at nice 19 on the 2 cores): the same fine-tune with a smaller batch
+# (--token-budget 4096: twice the steps for the time) and the composed turns reweighted (chat_compose.TRAIN_WEIGHTS);
+# then, from each result, the second batch of composed bodies (chat_compose.MORE_BODIES, more noise) at 0.8, and for
+# DiffusionGemma the reasoning reduced to one line per answer (tasks_chat.ABOUT_REASONING).
+third_pass() {
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
+    finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
+    finetune llada2_moe "$RUNS/llada2_ft3/model" llada2_ft4 1500 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8
+    finetune diffusion_gemma "$RUNS/dg_ft3/model" dg_ft5 900 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2.5e-4 --min-lr 2e-5 --composed-chat 0.8 --think-probability 0.4
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dg_ft5/model" "$RUNS/dg_ft5/model8" --bits 8 --group-size 64
+    for model in "$RUNS/llada2_ft4/model" "$RUNS/dg_ft5/model8"; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
+    done
+}
