@@ -59,3 +59,22 @@ def test_prompts_vary_in_case_noise_kind_and_length(drawn):
              for e in drawn["train"] if e.template == pattern}
     assert kinds == set(compose.OUT_OF_SCOPE)
     assert len(set(prompts)) > 0.6 * len(prompts)
+
+
+def test_the_reasoning_follows_the_answer_one_line_per_answer():
+    """With a line per intent the DiffusionGemma demo blended them ("The user asks feting ee.") and garbled the
+    answer after them: prompts that get the same answer must get the same reasoning, and only those."""
+    rng = random.Random(3)
+    pairs = {(e.answer, e.reasoning) for e in (compose.example(rng, "train", "diffusion_gemma", think=True)
+                                               for _ in range(2000))}
+    answers = {answer for answer, _ in pairs}
+    assert len(answers) == 2 and len(pairs) == len(answers)
+    assert len({reasoning for _, reasoning in pairs}) == 2
+
+
+def test_held_letters_and_dropped_apostrophes_appear_in_the_noise():
+    rng = random.Random(5)
+    noised = [compose.noised(rng, "what's up") for _ in range(3000)]
+    assert any(n.lower() == "whats up" for n in noised) and any(n.lower() == "what's up" for n in noised)
+    stretched = compose._stretch(random.Random(0), "hey")
+    assert stretched.startswith("hey") and set(stretched[3:]) == {"y"}
