@@ -14,7 +14,8 @@ import time
 import engine
 from engine.events import Finished, Step
 from scripts.demo.panel_prompts import PANEL
-from scripts.demo.tasks_chat import ABOUT_REASONING, REASONING, chat_answer
+from scripts.demo.chat_compose import OUT_OF_SCOPE_REASONING
+from scripts.demo.tasks_chat import REASONING, chat_answer
 
 ABOUT_INTENTS = ("greeting", "identity", "capabilities", "out_of_scope")
 
@@ -52,7 +53,7 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
                 garbled.append({"prompt": prompt, "got": got["content"]})
             elif not ok and len(failures) < 6:
                 failures.append({"intent": intent, "prompt": prompt, "got": got["content"][:40]})
-            if think and got["reasoning"] != REASONING.get(intent, ABOUT_REASONING):
+            if think and got["reasoning"] != REASONING.get(intent, OUT_OF_SCOPE_REASONING):
                 wrong_reasoning += 1
             steps += got["steps"]
             firsts += got["first"]

@@ -33,7 +33,15 @@ BODIES = {
         "are you there", "anyone home", "is anybody there", "can you hear me", "nice to meet you", "hi bot",
         "hello again", "good day", "hey buddy", "hola", "bonjour", "salut", "ahoy", "hi, how are things",
         "hey, you awake", "what's new", "long time no see", "hello, how are you today", "hey how r u", "wassup",
-        "hellooo", "oh hi", "good to see you", "hi, anybody around", "how's your day"),
+        "hellooo", "oh hi", "good to see you", "hi, anybody around", "how's your day",
+        # A second batch (2026-12-03): a 1,500-step LLaDA-2 fine-tune on the first still read short slang
+        # ("what r ur features", "knock knock") as thanks and appreciation ("this was useful") as a request.
+        "hi hi", "heyy", "hey!!", "helo", "hullo", "g'day", "morning all", "evening all", "hey friend", "hello bot",
+        "hi assistant", "hello ai", "hey robot", "howdy partner", "hiii", "yo yo", "sup bro", "whats good",
+        "what's happening", "how's everything", "how goes it", "how's life", "how are things", "you there",
+        "anybody there", "hello? anyone", "ping", "hey, you there", "good to meet you", "pleased to meet you",
+        "hi, i'm new here", "first time here, hi", "hey, i'm back", "namaste", "ciao", "hallo", "hej",
+        "hi, how are you", "hello, nice to meet you", "hey, how are you doing today"),
     "identity": (
         "who are you", "what are you", "what's your name", "what is your name", "tell me about yourself",
         "introduce yourself", "are you a person", "are you a bot", "are you human", "are you an ai",
@@ -45,7 +53,15 @@ BODIES = {
         "are you a language model", "what are you called", "do you have a name", "tell me what you are",
         "i want to know who you are", "what sort of program are you", "are you alive", "who's this",
         "explain what you are", "identify yourself", "what's this model", "who's on the other end",
-        "tell me a little about yourself", "what are you exactly", "are you sentient", "what is this chatbot"),
+        "tell me a little about yourself", "what are you exactly", "are you sentient", "what is this chatbot",
+        # The second batch.
+        "who are u", "who is this bot", "are you a chatbot", "are you an assistant", "is this chatgpt",
+        "are you gemini", "are you claude", "are you siri", "what ai is this", "which ai are you", "what llm is this",
+        "what language model is this", "who am i speaking to", "am i talking to a bot", "am i talking to a human",
+        "is this a bot", "is this a human", "are you a machine", "are you a computer", "are you a program",
+        "whats this", "what is this", "who dis", "who's talking", "what do i call you", "where do you come from",
+        "who trained you", "who programmed you", "what version are you", "tell me who you are", "so who are you",
+        "what are you anyway", "whats your name", "ur name", "name?", "who r you", "what kind of bot is this"),
     "capabilities": (
         "what can you do", "help", "halp", "what are you good at", "how can you help me", "what can i ask you",
         "what are your capabilities", "what are your skills", "list your skills", "what do you do",
@@ -59,38 +75,8 @@ BODIES = {
         "can you do anything useful", "what are you useful for", "explain how to use you", "what's your skillset",
         "what are your abilities", "suggest something to try", "what can i try", "got any features",
         "what functions do you have", "teach me how to use you", "what are you programmed to do",
-        "what's your purpose"),
-    "thanks": (
-        "thanks", "thank you", "thx", "ty", "tysm", "thanks a lot", "thank you so much", "many thanks",
-        "thanks a bunch", "cheers", "cheers mate", "much appreciated", "i appreciate it", "appreciate it",
-        "i really appreciate your help", "i appreciate your help", "that was helpful", "that was really helpful",
-        "you've been very helpful", "you've been a great help", "you were helpful", "that helped a lot",
-        "that's exactly what i needed", "great, thanks", "perfect, thank you", "awesome, thanks",
-        "thanks man, appreciate it", "thank u", "thx a ton", "ty ty", "much obliged", "grateful", "i'm grateful",
-        "thanks for the help", "thank you for your help", "thanks so much for that", "nice one, thanks",
-        "you're the best", "you rock", "that was great, thank you", "big thanks", "thanks heaps", "ta",
-        "gracias", "merci", "danke", "thanks again", "this was useful", "you helped me a lot", "kudos, thanks"),
-}
-
-# A second batch of bodies (2026-12-03): a 1,500-step LLaDA-2 fine-tune on the first batch still read short slang
-# ("what r ur features", "knock knock") as thanks and appreciation ("this was useful") as a request.
-MORE_BODIES = {
-    "greeting": (
-        "hi hi", "heyy", "hey!!", "helo", "hullo", "g'day", "morning all", "evening all", "hey friend", "hello bot",
-        "hi assistant", "hello ai", "hey robot", "howdy partner", "hiii", "yo yo", "sup bro", "whats good",
-        "what's happening", "how's everything", "how goes it", "how's life", "how are things", "you there",
-        "anybody there", "hello? anyone", "ping", "hey, you there", "good to meet you", "pleased to meet you",
-        "hi, i'm new here", "first time here, hi", "hey, i'm back", "namaste", "ciao", "hallo", "hej",
-        "hi, how are you", "hello, nice to meet you", "hey, how are you doing today"),
-    "identity": (
-        "who are u", "who is this bot", "are you a chatbot", "are you an assistant", "is this chatgpt",
-        "are you gemini", "are you claude", "are you siri", "what ai is this", "which ai are you", "what llm is this",
-        "what language model is this", "who am i speaking to", "am i talking to a bot", "am i talking to a human",
-        "is this a bot", "is this a human", "are you a machine", "are you a computer", "are you a program",
-        "whats this", "what is this", "who dis", "who's talking", "what do i call you", "where do you come from",
-        "who trained you", "who programmed you", "what version are you", "tell me who you are", "so who are you",
-        "what are you anyway", "whats your name", "ur name", "name?", "who r you", "what kind of bot is this"),
-    "capabilities": (
+        "what's your purpose",
+        # The second batch.
         "what do u do", "what can you help me with", "can you do stuff", "what stuff can you do",
         "what things can you do", "how can i use you", "how do i start", "where do i start", "what now",
         "instructions", "commands", "how does this app work", "what are my options", "what can i type",
@@ -100,6 +86,16 @@ MORE_BODIES = {
         "need help", "i need assistance", "assist me", "what do you support", "what are you made for",
         "what is this for", "what u got"),
     "thanks": (
+        "thanks", "thank you", "thx", "ty", "tysm", "thanks a lot", "thank you so much", "many thanks",
+        "thanks a bunch", "cheers", "cheers mate", "much appreciated", "i appreciate it", "appreciate it",
+        "i really appreciate your help", "i appreciate your help", "that was helpful", "that was really helpful",
+        "you've been very helpful", "you've been a great help", "you were helpful", "that helped a lot",
+        "that's exactly what i needed", "great, thanks", "perfect, thank you", "awesome, thanks",
+        "thanks man, appreciate it", "thank u", "thx a ton", "ty ty", "much obliged", "grateful", "i'm grateful",
+        "thanks for the help", "thank you for your help", "thanks so much for that", "nice one, thanks",
+        "you're the best", "you rock", "that was great, thank you", "big thanks", "thanks heaps", "ta",
+        "gracias", "merci", "danke", "thanks again", "this was useful", "you helped me a lot", "kudos, thanks",
+        # The second batch.
         "thanks for that", "thank you kindly", "thanks a million", "a million thanks", "thanks so much",
         "thank you very much", "i owe you one", "you saved me", "you're a lifesaver", "that's great, thanks",
         "brilliant, thank you", "lovely, cheers", "that helps, thanks", "really appreciated",
@@ -111,7 +107,6 @@ MORE_BODIES = {
         "awesome, cheers", "that was useful", "very helpful", "super helpful, thanks", "you were a big help",
         "this helped", "that did the trick, thanks", "i'm thankful", "many thanks to you"),
 }
-BODIES = {intent: BODIES[intent] + MORE_BODIES[intent] for intent in BODIES}
 
 # Out-of-scope kinds: a pattern per kind over small pools, so a held-out pattern is a new *kind of sentence*.
 OUT_OF_SCOPE = {

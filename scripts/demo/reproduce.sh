@@ -87,7 +87,7 @@ second_pass() {
 
 # Third pass (2026-12-03, CPU, one thread each at nice 19 on the 2 cores): the same fine-tune with a smaller batch
 # (--token-budget 4096: twice the steps for the time) and the composed turns reweighted (chat_compose.TRAIN_WEIGHTS);
-# then, from each result, the second batch of composed bodies (chat_compose.MORE_BODIES, more noise) at 0.8, and for
+# then, from each result, the second batch of composed bodies (chat_compose.BODIES, more noise) at 0.8, and for
 # DiffusionGemma the reasoning reduced to one line per answer (tasks_chat.ABOUT_REASONING).
 third_pass() {
     finetune llada2_moe tui/demo/llada2-demo llada2_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
