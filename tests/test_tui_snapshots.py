@@ -30,6 +30,16 @@ async def _model_loaded(pilot) -> None:
     await pilot.pause()
 
 
+async def _opened(pilot, conversation: int) -> None:
+    """Open a saved conversation and wait for the prompt's token count to include its history: the count comes
+    from a worker after a debounce, and a CI shot of the compare dialog caught the count from before the open."""
+    count = pilot.app.screen.query_one("#token-count")
+    before = str(count.render())
+    await pilot.app.session.open(conversation)
+    await wait_for(pilot, lambda: str(count.render()) != before, "the token count with the history")
+    await pilot.pause()
+
+
 def test_empty_chat(app_env, snap_compare):
     assert snap_compare(make_app("dg_text"), terminal_size=SIZE, run_before=_model_loaded)
 
@@ -106,7 +116,7 @@ def test_compare_revisions(app_env, snap_compare):
 
     async def compared(pilot) -> None:
         await _model_loaded(pilot)
-        await pilot.app.session.open(conversation)
+        await _opened(pilot, conversation)
         await pilot.press("ctrl+k")
         await pilot.pause()
 
@@ -148,7 +158,7 @@ def _replay_at(trajectory: str, keys: tuple[str, ...]):
 
     async def replayed(pilot) -> None:
         await _model_loaded(pilot)
-        await pilot.app.session.open(conversation)
+        await _opened(pilot, conversation)
         await pilot.press("ctrl+r", *keys)
         await pilot.pause()
 
