@@ -22,6 +22,8 @@ def test_templates_fall_on_one_side_only(drawn):
     for split, other in (("train", "heldout"), ("heldout", "train")):
         own = {b for i in compose.BODIES for b in compose.bodies(i, split)} | \
             {p for _, p in compose.out_of_scope_patterns(split)}
+        if split == "train":   # phrases built from parts are training only
+            own |= {compose.compound_template(i) for i in compose.BODIES}
         for example in drawn[split]:
             assert example.template in own, example
         assert not own & ({b for i in compose.BODIES for b in compose.bodies(i, other)}
@@ -78,3 +80,25 @@ def test_held_letters_and_dropped_apostrophes_appear_in_the_noise():
     assert any(n.lower() == "whats up" for n in noised) and any(n.lower() == "what's up" for n in noised)
     stretched = compose._stretch(random.Random(0), "hey")
     assert stretched.startswith("hey") and set(stretched[3:]) == {"y"}
+
+
+def test_phrases_built_from_parts_are_training_only_and_never_a_held_out_body_or_panel_prompt(drawn):
+    built = [e for e in drawn["train"] if e.template.startswith("<compound")]
+    assert 0.3 * len(drawn["train"]) < len(built) < 0.5 * len(drawn["train"])
+    assert {e.subtask for e in built} == set(compose.BODIES)
+    assert not any(e.template.startswith("<compound") for e in drawn["heldout"])
+    held_out = {compose.normal_form(b) for i in compose.BODIES for b in compose.bodies(i, "heldout")}
+    rng = random.Random(11)
+    phrases = {compose._compound(rng, intent) for intent in compose.BODIES for _ in range(2000)}
+    assert not {compose.normal_form(p) for p in phrases} & (held_out | compose.PANEL_FORMS)
+    # Thanks without the word "thank", and thanks with a sentence of praise around them.
+    thanks = {compose._compound(rng, "thanks") for _ in range(2000)}
+    assert any("thank" not in p and "obliged" in p for p in thanks)
+    assert sum(". " in p or "! " in p for p in thanks) > 300
+    assert len(thanks) > 1500
+
+
+def test_every_noise_slot_of_a_pattern_gets_its_own_keys():
+    rng = random.Random(2)
+    words = [compose._fill(rng, "{noise} {noise} {noise}").split() for _ in range(200)]
+    assert sum(len(set(w)) == 3 for w in words) > 190   # they were all the same run ("gjwoj gjwoj gjwoj")

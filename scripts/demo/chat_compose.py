@@ -12,8 +12,10 @@ examples into its chat turns (`--composed-chat`, scripts/demo/feed.py), thanks a
 
 from __future__ import annotations
 
+import functools
 import re
 
+from . import chat_compounds
 from .curriculum import Example
 from .heldout import check_split, stable_hash
 from .panel_prompts import PANEL
@@ -23,6 +25,13 @@ HELDOUT_PERCENT = 20
 OPENERS = ("", "", "", "ok ", "so ", "hey, ", "um ", "well, ", "quick question: ", "hi again. ", "btw ", "listen, ",
            "one thing: ", "hmm, ")
 CLOSERS = ("", "", "", " :)", " 🙂", " 😊", " lol", "!", "?", " pls", " please", " haha", "!!", " 👍", "...")
+# Emoji reach the demos' byte-fallback tokenizers as four byte tokens each: a closer drawn from many of them, on
+# every intent alike, so an unseen emoji's last byte is not a stranger (the panel's 🙏 and 🤔 were never seen).
+EMOJI = tuple("😀 😃 😄 😁 😆 😅 😂 🤣 😉 😍 🥰 😘 😎 🤓 🤔 🤗 🤖 👋 👏 🙌 🙏 💪 👌 ✌️ ❤️ 💯 🔥 ✨ 🎉 😢 😭 😡 🥲 🫠 🙃 😬 🤷 🌟 ☀️ 🍕 🚀 ⭐ 💡".split())
+
+
+def closer(rng) -> str:
+    return rng.choice(CLOSERS) if rng.random() < 0.8 else " " + rng.choice(EMOJI)
 
 # Bodies per intent. Thanks include statements and appreciation; greetings include questions.
 BODIES = {
@@ -131,6 +140,17 @@ OUT_OF_SCOPE = {
                  "tell me a story", "let's play a game", "play chess with me", "write an essay about {topic}",
                  "give me a recipe for pancakes", "say something nice", "describe a {animal}", "do you like {topic}",
                  "what should i eat tonight", "i'm bored", "i'm sad today", "what do you think about {topic}"),
+    # 2026-12-04: requests and plain statements of many shapes, so "not small talk" is not only "a known kind".
+    "requests": ("how do i {verb} a {noun}", "can you {verb} my {noun}", "what does {word} mean", "list {n} {noun}s",
+                 "give me {n} {noun}s", "convert {a} km to miles", "who is {person}", "should i buy a {noun}",
+                 "is {noun} healthy", "what's the best {noun}", "compare {noun}s and {noun2}s",
+                 "where can i buy a {noun}", "how much does a {noun} cost", "spell {word} backwards",
+                 "what rhymes with {word}", "what colour is a {noun}", "{verb} the {noun}", "make me a {noun}",
+                 "draw a {noun}", "plan a trip to {place}"),
+    "statements": ("{word} {word2}", "{word} {word2} {word3}", "{noun}", "my {noun} is broken", "i like {noun}s",
+                   "the {noun} is {adjective}", "{adjective} {noun}", "i have a {noun}", "{person}",
+                   "do {noun}s dream", "{word}", "{noun}s are {adjective}", "i lost my {noun}",
+                   "{person} is {adjective}", "it is {adjective} today"),
     "gibberish": ("{noise}", "{noise} {noise}", "{noise}?", "{noise} {noise} {noise}", "{digits}", "{noise}!!",
                   "{punct}", "{noise}{digits}", "{digits} {noise}", "{noise}...", "{noise} {punct}"),
 }
@@ -148,6 +168,16 @@ POOLS = {
     "topic": ("quantum computing", "the sea", "autumn", "black holes", "love", "taxes", "photosynthesis", "rain"),
     "phrase": ("good night", "where is the station", "i love you", "thank you very much"),
     "language": ("french", "german", "spanish", "japanese", "italian"),
+    "noun": ("car", "phone", "laptop", "bike", "garden", "sandwich", "guitar", "printer", "umbrella", "sofa",
+             "camera", "kettle", "tree", "river", "window", "banana", "hat", "clock", "ticket", "battery"),
+    "noun2": ("apple", "train", "shoe", "lamp", "cloud", "bottle", "chair", "piano", "bridge", "rocket"),
+    "verb": ("fix", "clean", "paint", "repair", "cook", "sell", "wash", "build", "charge", "install"),
+    "word": ("banana", "purple", "seven", "ocean", "window", "rocket", "cheese", "silver", "forest", "table",
+             "orange", "pencil", "yesterday", "engine", "marble", "tiger", "velvet", "ladder"),
+    "word2": ("blue", "jumping", "quietly", "mountain", "paper", "under", "bright", "salt", "circle", "music"),
+    "word3": ("soup", "tomorrow", "wheel", "dance", "glass", "north", "stone", "honey", "storm", "basket"),
+    "person": ("einstein", "shakespeare", "cleopatra", "newton", "mozart", "napoleon", "picasso", "darwin"),
+    "adjective": ("red", "cold", "broken", "heavy", "strange", "loud", "green", "expensive", "tiny", "old"),
 }
 KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
 
@@ -230,22 +260,52 @@ def compose(rng, intent: str, split: str) -> tuple[str, str]:
             return body, prompt
 
 
+def compound_template(intent: str) -> str:
+    """The template of a phrase built by chat_compounds: training only, so never on the held-out side."""
+    return f"<compound {intent}>"
+
+
+def _compound(rng, intent: str) -> str:
+    """A built phrase that is neither a held-out body nor a panel prompt (it may contain one: the panel, not
+    the composed held-out set, is the strict measure of generalisation)."""
+    reserved = _reserved_forms()
+    while True:
+        phrase = chat_compounds.build(rng, intent)
+        if normal_form(phrase) not in reserved:
+            return phrase
+
+
+@functools.cache
+def _reserved_forms() -> frozenset[str]:
+    return PANEL_FORMS | {normal_form(b) for i in BODIES for b in bodies(i, "heldout")}
+
+
+COMPOUND_SHARE = 0.45   # of training phrases, built from parts rather than drawn from BODIES
+
+
 def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
-    body = rng.choice(bodies(intent, split))
+    if split == "train" and rng.random() < COMPOUND_SHARE:
+        body = _compound(rng, intent)
+        template = compound_template(intent)
+    else:
+        body = template = rng.choice(bodies(intent, split))
     end = rng.choice(("", "", "?" if intent in ("identity", "capabilities") or body.startswith(("how", "what", "are"))
                       else "!", "."))
-    sentence = rng.choice(OPENERS) + body + end + rng.choice(CLOSERS)
+    sentence = rng.choice(OPENERS) + body + end + closer(rng)
     if rng.random() < 0.15:   # two sentences: a greeting or a thanks before the real request
         lead = "hi" if intent != "greeting" else "hello"
         sentence = rng.choice((lead + ". ", lead + "! ")) + sentence
-    return body, noised(rng, sentence.strip())
+    return template, noised(rng, sentence.strip())
 
 
 def _fill(rng, pattern: str) -> str:
     values = {name: rng.choice(pool) for name, pool in POOLS.items()}
-    values["a"], values["b"] = rng.randint(2, 999), rng.randint(2, 99)
-    values["noise"] = "".join(rng.choice(KEYBOARD) for _ in range(rng.randint(3, 10)))
-    values["digits"] = "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 8)))
+    values["a"], values["b"], values["n"] = rng.randint(2, 999), rng.randint(2, 99), rng.randint(2, 12)
+    # Each {noise} of a pattern its own run of keys ("{noise} {noise}" gave "gjwoj gjwoj"); likewise digits.
+    pattern = re.sub(r"\{noise\}", lambda _: "".join(rng.choice(KEYBOARD) for _ in range(rng.randint(3, 10))),
+                     pattern)
+    pattern = re.sub(r"\{digits\}", lambda _: "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 8))),
+                     pattern)
     values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
     return pattern.format(**values)
 
@@ -255,7 +315,7 @@ def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
         kind, pattern = rng.choice(out_of_scope_patterns(split))
         text = _fill(rng, pattern)
         if kind != "gibberish":
-            text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + rng.choice(CLOSERS))
+            text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + closer(rng))
         text = text.strip() or "?"
         if split == "heldout" or normal_form(text) not in PANEL_FORMS:
             return pattern, text

@@ -1,0 +1,74 @@
+"""Training-only small talk built from parts: lead × core × tail, and for thanks a second sentence of praise.
+
+The fixed bodies of chat_compose meet each intent's words in a few set phrases; a panel of prompts written
+outside the project (2026-12-03) showed both demos reading thanks without the word "thank" ("much obliged",
+"thx a ton 🙏", "Thanks! That's exactly what I needed.") as a request, and jokes and keyboard mashing as thanks.
+Parts recombine into thousands of phrasings, so the intent has to come from the words, not from the whole
+string. Pure data and one builder; chat_compose keeps every built phrase off its held-out bodies and the panel.
+"""
+
+from __future__ import annotations
+
+# (leads, cores, tails): a phrase is lead + core + tail, each part optional where it holds "".
+PARTS = {
+    "thanks": (
+        ("", "", "", "great", "perfect", "awesome", "cool", "nice", "ok", "brilliant", "wonderful", "amazing",
+         "excellent", "lovely", "fantastic", "sweet", "wow", "oh", "right", "super", "fab", "neat", "splendid",
+         "alright", "wicked", "sound", "yes"),
+        ("thanks", "thank you", "thx", "ty", "cheers", "much appreciated", "appreciate it", "many thanks",
+         "thank u", "thanks heaps", "tnx", "thnks", "thankyou", "thanku", "obliged", "grateful", "bless you",
+         "kudos", "props", "big thanks", "ta very much", "appreciated", "i'm grateful", "i'm obliged",
+         "i owe you", "you're a star", "you're a gem", "my thanks", "gratitude", "thanks loads"),
+        ("", "", "", "for the help", "a lot", "so much", "a ton", "for that", "again", "very much",
+         "for your help", "for the answer", "mate", "dude", "man", "buddy", "my friend", "bot", "a bunch",
+         "loads", "tons", "big time", "heaps", "a million", "from me", "for real", "so so much",
+         "to you", "for everything", "for your time", "kindly", "x100"),
+    ),
+    "greeting": (
+        ("", "", "hi", "hey", "hello", "yo", "heya", "hiya", "howdy", "greetings", "oh hey", "well hello", "hullo",
+         "good morning", "morning", "good evening", "evening", "afternoon", "hey hey", "hi hi", "helloo", "sup"),
+        ("", "there", "friend", "bot", "buddy", "pal", "everyone", "all", "you", "mate", "folks", "dude",
+         "again", "stranger", "little model", "demo", "world", "robot"),
+        ("", "", "how are you", "how's it going", "what's up", "how are you doing", "how's your day", "you good",
+         "how's things", "nice to meet you", "long time", "you around", "how have you been", "hows life",
+         "how r u", "wassup", "are you there", "can you hear me", "anybody home", "all good", "how you doing",
+         "hope you're well", "what's new", "how's your morning", "good to see you", "how do you do"),
+    ),
+    "identity": (
+        ("", "", "", "so", "quick one,", "honestly", "wait", "just curious,", "um", "hey", "ok but", "seriously"),
+        ("who are you", "what are you", "what's your name", "are you a bot", "are you an ai", "what model are you",
+         "who made you", "are you human", "what should i call you", "who am i talking to", "are you a real person",
+         "what kind of ai are you", "who built you", "are you a robot", "which model is this", "are you gpt",
+         "who r u", "wat r u", "ur name", "are you a person", "who created you", "what is this bot"),
+        ("", "", "", "exactly", "anyway", "really", "again", "by the way", "then", "actually", "lol", "rn",
+         "tho", "for real", "just curious"),
+    ),
+    "capabilities": (
+        ("", "", "", "so", "ok", "hey", "um", "quick question", "just wondering", "right", "well"),
+        ("what can you do", "what can you help with", "how can you help", "what are you good at",
+         "what should i ask", "what can i ask", "what do you do", "what are your features", "how do i use you",
+         "what are you capable of", "what can i try", "what are your skills", "what things can you do",
+         "what's this good for", "how does this work", "wat can u do", "what r ur skills", "any tips"),
+        ("", "", "", "for me", "here", "exactly", "today", "in this app", "besides chatting", "then", "lol",
+         "anyway", "actually", "at all", "right now"),
+    ),
+}
+# A second sentence people add to a thanks ("Thanks! That did it."), or put first.
+PRAISE = ("that works", "that helped", "that did it", "works now", "all sorted", "problem solved",
+          "that makes sense", "got it", "that's perfect", "you nailed it", "spot on", "that's what i was after",
+          "i get it now", "super clear", "that was quick", "exactly right", "just what i wanted", "that fixed it",
+          "really useful", "that's great", "you're the best", "huge help", "made my day", "that clears it up")
+
+
+def build(rng, intent: str) -> str:
+    """One phrase for `intent` from its parts (thanks sometimes with a sentence of praise around it)."""
+    leads, cores, tails = PARTS[intent]
+    lead, core, tail = rng.choice(leads), rng.choice(cores), rng.choice(tails)
+    words = " ".join(part for part in (lead, core, tail) if part)
+    if intent == "greeting" and not words:
+        words = "hi"
+    if intent == "thanks" and rng.random() < 0.35:
+        praise = rng.choice(PRAISE)
+        mark = rng.choice((". ", "! ", ", ", "!! "))
+        words = words + mark + praise if rng.random() < 0.6 else praise + mark + words
+    return words
