@@ -4,7 +4,8 @@ For each configuration (the demo's own defaults; optionally a grid of temperatur
 panel prompt is answered once. Reported per configuration: accuracy per intent (the exact fixed answer:
 thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
 reasoning other than the line given for its answer (thinking on, DiffusionGemma), steps per block (mean and
-minimum), positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
+minimum, and how many full blocks took fewer than three: LLaDA-2's first block shares the prompt's tail, and its
+official schedule, block_length / steps positions a step, gives a few left positions one step), positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from __future__ import annotations
 import time
 
 import engine
-from engine.events import Finished, Step
+from engine.events import BlockCommitted, Finished, Step
 from scripts.demo.panel_prompts import PANEL
 from scripts.demo.chat_compose import OUT_OF_SCOPE_REASONING
 from scripts.demo.tasks_chat import REASONING, chat_answer
@@ -27,22 +28,30 @@ def expected_answer(intent: str, family: str) -> str:
 def answer_once(model, prompt: str, settings: engine.Settings, think: bool) -> dict:
     """One generation: its content, reasoning, steps per block, first-step acceptance and wall time."""
     began = time.perf_counter()
-    first_step_fraction, finished = [], None
+    first_step_fraction, blocks, finished = [], [], None
     for event in engine.generate(model, messages=[{"role": "user", "content": prompt}], settings=settings,
                                  think=think):
         if isinstance(event, Step) and event.step == 0:
             first_step_fraction.append(event.newly_accepted / max(len(event.canvas), 1))
+        elif isinstance(event, BlockCommitted):
+            blocks.append((event.steps, sum(event.accepted_per_step) - event.edits, len(event.committed)))
         elif isinstance(event, Finished):
             finished = event
     return {"content": finished.content.strip(), "reasoning": finished.reasoning.strip(),
-            "steps": list(finished.stats.steps_per_block), "first": first_step_fraction,
+            "steps": list(finished.stats.steps_per_block), "first": first_step_fraction, "blocks": blocks,
             "seconds": time.perf_counter() - began}
+
+
+def full_blocks_under_three_steps(blocks: list[tuple[int, int, int]]) -> int:
+    """Of (steps taken, positions filled, block length) per block, the blocks filled whole in under three steps."""
+    return sum(taken < 3 and filled >= length for taken, filled, length in blocks)
 
 
 def run_configuration(model, settings: engine.Settings, think: bool, panel: dict | None = None) -> dict:
     family = model.family
     fixed = {chat_answer(intent, family) for intent in ("identity", "thanks")}
     per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
+    short_blocks = 0   # full blocks that took fewer than three steps
     for intent, prompts in (PANEL if panel is None else panel).items():
         right = 0
         for prompt in prompts:
@@ -56,12 +65,14 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
             if think and got["reasoning"] != REASONING.get(intent, OUT_OF_SCOPE_REASONING):
                 wrong_reasoning += 1
             steps += got["steps"]
+            short_blocks += full_blocks_under_three_steps(got["blocks"])
             firsts += got["first"]
             seconds.append(got["seconds"])
         per_intent[intent] = round(right / len(prompts), 3)
     row = {"think": think, "temp": settings.temp, "seed": settings.seed, "accuracy": per_intent,
            "garbled": len(garbled), "garbled_examples": garbled[:3], "wrong_intent_failures": failures,
            "steps_per_block_mean": round(sum(steps) / len(steps), 2), "steps_per_block_min": min(steps),
+           "full_blocks_under_3_steps": short_blocks,
            "first_step_accepted_fraction": round(sum(firsts) / max(len(firsts), 1), 3),
            "seconds_per_answer_mean": round(sum(seconds) / len(seconds), 3),
            "seconds_per_answer_max": round(max(seconds), 3)}
@@ -97,4 +108,5 @@ def evaluate_panel(model, grid: bool = False, panel: dict | None = None) -> dict
     rows = [run_configuration(model, settings, think, panel) for settings, think in configurations(model.family, grid)]
     return {"configurations": rows, "garbled_total": sum(r["garbled"] for r in rows),
             "steps_per_block_min": min(r["steps_per_block_min"] for r in rows),
+            "full_blocks_under_3_steps": sum(r["full_blocks_under_3_steps"] for r in rows),
             "seconds_per_answer_max": max(r["seconds_per_answer_max"] for r in rows)}

@@ -6,7 +6,8 @@ from __future__ import annotations
 import pytest
 
 import engine
-from engine.events import Finished, Step
+from bench.eval_panel import full_blocks_under_three_steps
+from engine.events import BlockCommitted, Finished, Step
 from engine.generation.llada2 import resolve_plan
 from engine.settings import Settings
 from scripts.demo.tasks_chat import chat_answer
@@ -27,15 +28,23 @@ def test_every_block_takes_several_steps_at_the_demo_defaults(name):
     for prompt, intent in PROMPTS.items():
         steps: dict[int, int] = {}
         first_accepted: dict[int, float] = {}
+        committed: list[tuple[int, int, int]] = []
         finished = None
         for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
             if isinstance(event, Step):
                 steps[event.block] = steps.get(event.block, 0) + 1
                 if event.step == 0:
                     first_accepted[event.block] = event.newly_accepted / len(event.canvas)
+            elif isinstance(event, BlockCommitted):
+                committed.append((event.steps, sum(event.accepted_per_step) - event.edits, len(event.committed)))
             elif isinstance(event, Finished):
                 finished = event
         assert finished.content.strip() == chat_answer(intent, model.family), prompt
+        assert full_blocks_under_three_steps(committed) == 0, (prompt, committed)
+        assert [taken for taken, _, _ in committed] == [steps[b] for b in sorted(steps)]
+        # What the count leaves out is only LLaDA-2's first block, which holds the prompt's tail.
+        partial = [i for i, (_, filled, length) in enumerate(committed) if filled < length]
+        assert partial == ([0] if model.family == "llada2_moe" else []), (prompt, committed)
         # LLaDA-2's first block also holds the prompt's tail: only its few masked positions are denoised.
         watched = sorted(steps)[1:] if model.family == "llada2_moe" else sorted(steps)
         assert watched and all(steps[b] >= 3 for b in watched), (prompt, steps)
@@ -53,3 +62,10 @@ def test_the_panel_defaults_follow_the_generation_config(name):
     else:
         assert defaults["max_denoising_steps"] == generation["steps"]
         assert defaults["diffusion_threshold"] == generation["threshold"]
+
+
+def test_only_full_blocks_are_held_to_three_steps():
+    """LLaDA-2's official schedule moves block_length / steps positions a step, so a first block that shares the
+    prompt's tail and has four or fewer positions left takes one step: the count holds full blocks only."""
+    assert full_blocks_under_three_steps([(1, 3, 32), (2, 30, 32), (8, 32, 32)]) == 0
+    assert full_blocks_under_three_steps([(2, 32, 32), (1, 16, 16), (3, 32, 32)]) == 2

@@ -253,10 +253,12 @@ def noised(rng, text: str) -> str:
 
 
 def compose(rng, intent: str, split: str) -> tuple[str, str]:
-    """(template, prompt): the body is the template the split is kept by."""
+    """(template, prompt): the body is the template the split is kept by. An opener can turn one side's body into
+    the other's ("ok " + "thank you" is the body "ok thank you"): such a prompt is drawn again, on either side."""
+    avoided = _train_forms() if split == "heldout" else _reserved_forms()
     while True:
         body, prompt = _compose_once(rng, intent, split)
-        if split == "heldout" or normal_form(prompt) not in PANEL_FORMS:
+        if normal_form(prompt) not in avoided:
             return body, prompt
 
 
@@ -277,7 +279,13 @@ def _compound(rng, intent: str) -> str:
 
 @functools.cache
 def _reserved_forms() -> frozenset[str]:
+    """What training never shows as a whole prompt: the panel and the held-out bodies."""
     return PANEL_FORMS | {normal_form(b) for i in BODIES for b in bodies(i, "heldout")}
+
+
+@functools.cache
+def _train_forms() -> frozenset[str]:
+    return frozenset(normal_form(b) for i in BODIES for b in bodies(i, "train"))
 
 
 COMPOUND_SHARE = 0.45   # of training phrases, built from parts rather than drawn from BODIES
