@@ -4,8 +4,9 @@ For each configuration (the demo's own defaults; optionally a grid of temperatur
 panel prompt is answered once. Reported per configuration: accuracy per intent (the exact fixed answer:
 thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
 reasoning other than the line given for its answer (thinking on, DiffusionGemma), steps per block (mean and
-minimum, and how many full blocks took fewer than three: LLaDA-2's first block shares the prompt's tail, and its
-official schedule, block_length / steps positions a step, gives a few left positions one step), positions accepted at a block's first step (mean fraction) and seconds per answer (mean and worst).
+minimum), full blocks that took under three steps, positions accepted at a block's first step (mean fraction)
+and seconds per answer (mean and worst). Only full blocks are held to three steps: LLaDA-2's first block shares
+the prompt's tail, and its official schedule (block_length / steps positions a step) fills a few left in one.
 """
 
 from __future__ import annotations

@@ -56,6 +56,11 @@ def test_prompts_vary_in_case_noise_kind_and_length(drawn):
     assert sum(p.isupper() for p in prompts) > 100          # ALL CAPS
     assert sum(p[:1].islower() for p in prompts) > 500      # as typed
     assert any("🙂" in p or "😊" in p or "👍" in p for p in prompts)
+    # Emoji from a wide set, on every intent: the byte-fallback tokenizers see each as four byte tokens.
+    seen = {e for e in compose.EMOJI for p in prompts if e in p}
+    assert len(seen) > 0.8 * len(compose.EMOJI)
+    assert {ex.subtask for ex in drawn["train"] if any(e in ex.messages[0]["content"] for e in compose.EMOJI)} \
+        == set(compose.TRAIN_WEIGHTS)
     assert sum(". " in p or "! " in p for p in prompts) > 200   # two sentences
     kinds = {kind for kind, pattern in compose.out_of_scope_patterns("train")
              for e in drawn["train"] if e.template == pattern}

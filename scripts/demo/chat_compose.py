@@ -27,7 +27,8 @@ OPENERS = ("", "", "", "ok ", "so ", "hey, ", "um ", "well, ", "quick question: 
 CLOSERS = ("", "", "", " :)", " 🙂", " 😊", " lol", "!", "?", " pls", " please", " haha", "!!", " 👍", "...")
 # Emoji reach the demos' byte-fallback tokenizers as four byte tokens each: a closer drawn from many of them, on
 # every intent alike, so an unseen emoji's last byte is not a stranger (the panel's 🙏 and 🤔 were never seen).
-EMOJI = tuple("😀 😃 😄 😁 😆 😅 😂 🤣 😉 😍 🥰 😘 😎 🤓 🤔 🤗 🤖 👋 👏 🙌 🙏 💪 👌 ✌️ ❤️ 💯 🔥 ✨ 🎉 😢 😭 😡 🥲 🫠 🙃 😬 🤷 🌟 ☀️ 🍕 🚀 ⭐ 💡".split())
+EMOJI = tuple(("😀 😃 😄 😁 😆 😅 😂 🤣 😉 😍 🥰 😘 😎 🤓 🤔 🤗 🤖 👋 👏 🙌 🙏"
+                " 💪 👌 ✌️ ❤️ 💯 🔥 ✨ 🎉 😢 😭 😡 🥲 🫠 🙃 😬 🤷 🌟 ☀️ 🍕 🚀 ⭐ 💡").split())
 
 
 def closer(rng) -> str:

@@ -102,3 +102,19 @@ third_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
     done
 }
+
+# Fourth pass (2026-12-04, CPU, one thread each at nice 19): from the bundled demos, with 45 % of the composed
+# training phrases built from parts (scripts/demo/chat_compounds.py), requests and plain statements as out-of-scope
+# kinds, and emoji closers from a wide set (chat_compose.EMOJI).
+fourth_pass() {
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft6 2000 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8
+    finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft6 1300 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --think-probability 0.4
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dg_ft6/model" "$RUNS/dg_ft6/model8" --bits 8 --group-size 64
+    for model in "$RUNS/llada2_ft6/model" "$RUNS/dg_ft6/model8"; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
+    done
+}
