@@ -88,7 +88,9 @@ second_pass() {
 # Third pass (2026-12-03, CPU, one thread each at nice 19 on the 2 cores): the same fine-tune with a smaller batch
 # (--token-budget 4096: twice the steps for the time) and the composed turns reweighted (chat_compose.TRAIN_WEIGHTS);
 # then, from each result, the second batch of composed bodies (chat_compose.BODIES, more noise) at 0.8, and for
-# DiffusionGemma the reasoning reduced to one line per answer (tasks_chat.ABOUT_REASONING).
+# DiffusionGemma the reasoning reduced to one line per answer (tasks_chat.ABOUT_REASONING). This is what the
+# bundled demos were trained on: the composed data as of commit 054824d (`git checkout 054824d -- scripts/demo`
+# to draw it again; the fourth pass below changed chat_compose).
 third_pass() {
     finetune llada2_moe tui/demo/llada2-demo llada2_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
     finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
@@ -103,7 +105,8 @@ third_pass() {
     done
 }
 
-# Fourth pass (2026-12-04, CPU, one thread each at nice 19): from the bundled demos, with 45 % of the composed
+# Fourth pass (2026-12-04, CPU, one thread each at nice 19), NOT bundled: neither result beat the bundled demo on
+# every bar (bench/README.md, "Fourth pass, measured"). From the bundled demos, with 45 % of the composed
 # training phrases built from parts (scripts/demo/chat_compounds.py), requests and plain statements as out-of-scope
 # kinds, and emoji closers from a wide set (chat_compose.EMOJI).
 fourth_pass() {
