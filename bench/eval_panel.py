@@ -35,12 +35,17 @@ def answer_once(model, prompt: str, settings: engine.Settings, think: bool) -> d
         if isinstance(event, Step) and event.step == 0:
             first_step_fraction.append(event.newly_accepted / max(len(event.canvas), 1))
         elif isinstance(event, BlockCommitted):
-            blocks.append((event.steps, sum(event.accepted_per_step) - event.edits, len(event.committed)))
+            blocks.append(block_record(event))
         elif isinstance(event, Finished):
             finished = event
     return {"content": finished.content.strip(), "reasoning": finished.reasoning.strip(),
             "steps": list(finished.stats.steps_per_block), "first": first_step_fraction, "blocks": blocks,
             "seconds": time.perf_counter() - began}
+
+
+def block_record(block: BlockCommitted) -> tuple[int, int, int]:
+    """(steps taken, positions filled, block length): what `full_blocks_under_three_steps` reads."""
+    return block.steps, sum(block.accepted_per_step) - block.edits, len(block.committed)
 
 
 def full_blocks_under_three_steps(blocks: list[tuple[int, int, int]]) -> int:

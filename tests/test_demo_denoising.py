@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from bench.eval_panel import full_blocks_under_three_steps
+from bench.eval_panel import block_record, full_blocks_under_three_steps
 from engine.events import BlockCommitted, Finished, Step
 from engine.generation.llada2 import resolve_plan
 from engine.settings import Settings
@@ -36,7 +36,7 @@ def test_every_block_takes_several_steps_at_the_demo_defaults(name):
                 if event.step == 0:
                     first_accepted[event.block] = event.newly_accepted / len(event.canvas)
             elif isinstance(event, BlockCommitted):
-                committed.append((event.steps, sum(event.accepted_per_step) - event.edits, len(event.committed)))
+                committed.append(block_record(event))
             elif isinstance(event, Finished):
                 finished = event
         assert finished.content.strip() == chat_answer(intent, model.family), prompt

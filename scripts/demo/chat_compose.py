@@ -256,7 +256,7 @@ def noised(rng, text: str) -> str:
 def compose(rng, intent: str, split: str) -> tuple[str, str]:
     """(template, prompt): the body is the template the split is kept by. An opener can turn one side's body into
     the other's ("ok " + "thank you" is the body "ok thank you"): such a prompt is drawn again, on either side."""
-    avoided = _train_forms() if split == "heldout" else _reserved_forms()
+    avoided = _body_forms("train") if split == "heldout" else _reserved_forms()
     while True:
         body, prompt = _compose_once(rng, intent, split)
         if normal_form(prompt) not in avoided:
@@ -279,14 +279,14 @@ def _compound(rng, intent: str) -> str:
 
 
 @functools.cache
-def _reserved_forms() -> frozenset[str]:
-    """What training never shows as a whole prompt: the panel and the held-out bodies."""
-    return PANEL_FORMS | {normal_form(b) for i in BODIES for b in bodies(i, "heldout")}
+def _body_forms(split: str) -> frozenset[str]:
+    return frozenset(normal_form(b) for i in BODIES for b in bodies(i, split))
 
 
 @functools.cache
-def _train_forms() -> frozenset[str]:
-    return frozenset(normal_form(b) for i in BODIES for b in bodies(i, "train"))
+def _reserved_forms() -> frozenset[str]:
+    """What training never shows as a whole prompt: the panel and the held-out bodies."""
+    return PANEL_FORMS | _body_forms("heldout")
 
 
 COMPOUND_SHARE = 0.45   # of training phrases, built from parts rather than drawn from BODIES
@@ -307,14 +307,18 @@ def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
     return template, noised(rng, sentence.strip())
 
 
+def _each_slot(rng, pattern: str, slot: str, alphabet: str, shortest: int, longest: int) -> str:
+    """`pattern` with every `{slot}` replaced by its own random run of `alphabet`."""
+    return re.sub(r"\{" + slot + r"\}",
+                  lambda _: "".join(rng.choice(alphabet) for _ in range(rng.randint(shortest, longest))), pattern)
+
+
 def _fill(rng, pattern: str) -> str:
     values = {name: rng.choice(pool) for name, pool in POOLS.items()}
     values["a"], values["b"], values["n"] = rng.randint(2, 999), rng.randint(2, 99), rng.randint(2, 12)
     # Each {noise} of a pattern its own run of keys ("{noise} {noise}" gave "gjwoj gjwoj"); likewise digits.
-    pattern = re.sub(r"\{noise\}", lambda _: "".join(rng.choice(KEYBOARD) for _ in range(rng.randint(3, 10))),
-                     pattern)
-    pattern = re.sub(r"\{digits\}", lambda _: "".join(rng.choice("0123456789") for _ in range(rng.randint(2, 8))),
-                     pattern)
+    pattern = _each_slot(rng, pattern, "noise", KEYBOARD, 3, 10)
+    pattern = _each_slot(rng, pattern, "digits", "0123456789", 2, 8)
     values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
     return pattern.format(**values)
 
