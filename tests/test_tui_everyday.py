@@ -196,9 +196,11 @@ async def test_every_sampler_control_shows_its_focus_and_the_panel_scrolls_to_it
             unfocused = control.styles.background
             control.focus()
             await pilot.pause()
-            assert shown_whole(control), control
+            # Waited for, not read after one pause: the scroll to the focused control and its focus style are later
+            # refreshes, which a fresh clone's run (three suites at once on 2 cores) had not drawn yet (max_tokens).
+            await wait_for(pilot, lambda: shown_whole(control), f"{control!r} scrolled into view")
             if isinstance(control, (Select, Switch, Button)):
-                assert control.styles.background != unfocused, control
+                await wait_for(pilot, lambda: control.styles.background != unfocused, f"{control!r}'s focus style")
 
 
 async def test_the_message_box_keeps_40_columns_at_80_with_the_panel_open(app_env):
