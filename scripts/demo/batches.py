@@ -10,6 +10,11 @@ as each family's block-diffusion training needs them, and noised with each famil
   block (blocks count from position 0, so the prompt's tail shares the first answer block, as in the official
   generate); in each block every answer position is replaced by `<|mask|>` with probability t.
 
+In both families a share of the canvases / blocks (`fully_noised`, 0.2 by default) is noised whole, t = 1: the
+sampler's first step sees exactly that, and it is where the answer's intent is decided. Drawn from U(0, 1) alone,
+a block of ~30 answer positions is all masked about once in 30, and a few visible answer tokens give the rest
+away, so the prompt itself is hardly ever what the loss is learned from.
+
 Batches are cut to a token budget from length-sorted examples, so padding stays small.
 """
 
@@ -81,7 +86,17 @@ class DGBatch:
     tokens: int                  # canvas positions in the loss
 
 
-def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator: torch.Generator) -> DGBatch:
+FULLY_NOISED = 0.2   # the default share of canvases / blocks noised whole
+
+
+def noise_levels(shape: tuple[int, int], fully_noised: float, generator: torch.Generator) -> torch.Tensor:
+    """One level t per canvas / block: U(0, 1), or 1 for a `fully_noised` share of them."""
+    levels = torch.rand(shape, generator=generator)
+    return torch.where(torch.rand(shape, generator=generator) < fully_noised, torch.ones_like(levels), levels)
+
+
+def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator: torch.Generator,
+             fully_noised: float = FULLY_NOISED) -> DGBatch:
     blocks = [-(-len(e.answer) // canvas) for e in group]
     prompts = [len(e.prompt) for e in group]
     length = max(p + b * canvas for p, b in zip(prompts, blocks))
@@ -93,9 +108,7 @@ def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator:
     start = torch.tensor(prompts)[:, None]
     canvas_at = (positions[None] >= start) & (positions[None] < start + torch.tensor(blocks)[:, None] * canvas)
     block_of = torch.div((positions[None] - start).clamp(min=0), canvas, rounding_mode="floor")
-    # One noise level per canvas; a fifth of them fully noised, like a canvas's first step.
-    levels = torch.rand((len(group), int(max(blocks))), generator=generator)
-    levels = torch.where(torch.rand(levels.shape, generator=generator) < 0.2, torch.ones_like(levels), levels)
+    levels = noise_levels((len(group), int(max(blocks))), fully_noised, generator)
     t = levels.gather(1, block_of.clamp(max=levels.shape[1] - 1))
     # The self-conditioning pass reads a noisier canvas (the sampler's previous step had accepted fewer
     # positions): nested noise, t' = t + (1 - t) * u with u ~ U(0, 0.3).
@@ -125,7 +138,8 @@ class LLaDABatch:
     prompt_lengths: list[int]
 
 
-def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator) -> LLaDABatch:
+def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator,
+                fully_noised: float = FULLY_NOISED) -> LLaDABatch:
     lengths = [llada_length(e, block) for e in group]
     length = max(lengths)
     clean = torch.full((len(group), length), eos, dtype=torch.long)
@@ -134,7 +148,7 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
         ids = example.prompt + example.answer
         clean[row, :len(ids)] = torch.tensor(ids)
         answer_at[row, len(example.prompt):lengths[row]] = True  # the answer and the EOS fill of its block
-    levels = torch.rand((len(group), length // block), generator=generator).clamp(min=1e-3)
+    levels = noise_levels((len(group), length // block), fully_noised, generator).clamp(min=1e-3)
     t = levels.repeat_interleave(block, dim=1)
     masked = answer_at & (torch.rand(t.shape, generator=generator) < t)
     noisy = torch.where(masked, torch.full_like(clean, mask), clean)

@@ -37,6 +37,7 @@ class FeedSpec:
     vocab: int
     ids: dict                 # the tokenizer's special ids
     composed_chat: float = 0.0
+    fully_noised: float = batches.FULLY_NOISED
 
 
 @dataclass
@@ -63,10 +64,12 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
                                         spec.composed_chat)
     if spec.family == "diffusion_gemma":
         groups = batches.by_budget(examples, lambda e: batches.dg_length(e, spec.canvas), spec.token_budget, rng)
-        made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator) for g in groups]
+        made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator, spec.fully_noised)
+                for g in groups]
     else:
         groups = batches.by_budget(examples, lambda e: batches.llada_length(e, spec.canvas), spec.token_budget, rng)
-        made = [batches.llada_batch(g, spec.canvas, spec.ids["eos"], spec.ids["mask"], generator) for g in groups]
+        made = [batches.llada_batch(g, spec.canvas, spec.ids["eos"], spec.ids["mask"], generator,
+                                    spec.fully_noised) for g in groups]
     draws = torch.rand((len(made), 2), generator=generator)
     return [Prepared(batch, float(coin), 0.4 + 0.4 * float(u)) for batch, (coin, u) in zip(made, draws)]
 

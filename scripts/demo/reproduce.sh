@@ -38,14 +38,14 @@ phase diffusion_gemma 5600 "${DG_STOP:-4800}" --focus chat --threads 2
 # chat and repeating to 2603 (of 3000), then chat alone to 3250, then chat with the second batch of phrasings to
 # 3861 (of 4250; stopped there), then chat with the one about-me answer to 4250 (of 4800), then chat with greetings
 # given that answer too and the third batch of thanks to 4850 (of 5400), and on with the same data to 5250 (of 6000).
-phase llada2_moe 8000 1750
-phase llada2_moe 3200 2250 --focus arithmetic:add,repeat,counting,chat
-phase llada2_moe 3000 2603 --focus chat,repeat
-phase llada2_moe 3250 3250 --focus chat
-phase llada2_moe 4250 3861 --focus chat
-phase llada2_moe 4800 4250 --focus chat
-phase llada2_moe 5400 4850 --focus chat
-phase llada2_moe 6000 "${LL_STOP:-5250}" --focus chat
+phase llada2_moe 8000 1750 --fully-noised 0
+phase llada2_moe 3200 2250 --focus arithmetic:add,repeat,counting,chat --fully-noised 0
+phase llada2_moe 3000 2603 --focus chat,repeat --fully-noised 0
+phase llada2_moe 3250 3250 --focus chat --fully-noised 0
+phase llada2_moe 4250 3861 --focus chat --fully-noised 0
+phase llada2_moe 4800 4250 --focus chat --fully-noised 0
+phase llada2_moe 5400 4850 --focus chat --fully-noised 0
+phase llada2_moe 6000 "${LL_STOP:-5250}" --focus chat --fully-noised 0
 
 # Into the app, measured (DiffusionGemma stored in the mlx-community 8-bit layout).
 # The model cards' training line: LLaDA-2's eight phases, and DiffusionGemma's ninth on top.
@@ -74,8 +74,8 @@ finetune() {
         --workers 0 --eval-every 0 --log-every 5 "$@"
 }
 second_pass() {
-    finetune llada2_moe tui/demo/llada2-demo llada2_ft 600 30 --checkpoint-every 50   # SIGTERM at step 87
-    finetune llada2_moe tui/demo/llada2-demo llada2_ft 330 30 --checkpoint-every 25   # SIGTERM at step 252
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft 600 30 --checkpoint-every 50 --fully-noised 0   # SIGTERM at step 87
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft 330 30 --checkpoint-every 25 --fully-noised 0   # SIGTERM at step 252
     finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft 400 20 --checkpoint-every 25   # SIGTERM at 43
     finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft 200 20 --checkpoint-every 25   # SIGTERM at 157
     "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dg_ft/model" "$RUNS/dg_ft/model8" --bits 8 --group-size 64
@@ -92,9 +92,9 @@ second_pass() {
 # bundled demos were trained on: the composed data as of commit 054824d (`git checkout 054824d -- scripts/demo`
 # to draw it again; the fourth pass below changed chat_compose).
 third_pass() {
-    finetune llada2_moe tui/demo/llada2-demo llada2_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft3 1500 30 --token-budget 4096 --checkpoint-every 50 --fully-noised 0
     finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft3 1500 30 --token-budget 4096 --checkpoint-every 50
-    finetune llada2_moe "$RUNS/llada2_ft3/model" llada2_ft4 1500 30 --token-budget 4096 --checkpoint-every 50 \
+    finetune llada2_moe "$RUNS/llada2_ft3/model" llada2_ft4 1500 30 --token-budget 4096 --checkpoint-every 50 --fully-noised 0 \
         --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8
     finetune diffusion_gemma "$RUNS/dg_ft3/model" dg_ft5 900 30 --token-budget 4096 --checkpoint-every 50 \
         --lr 2.5e-4 --min-lr 2e-5 --composed-chat 0.8 --think-probability 0.4
@@ -110,7 +110,7 @@ third_pass() {
 # training phrases built from parts (scripts/demo/chat_compounds.py), requests and plain statements as out-of-scope
 # kinds, and emoji closers from a wide set (chat_compose.EMOJI).
 fourth_pass() {
-    finetune llada2_moe tui/demo/llada2-demo llada2_ft6 2000 30 --token-budget 4096 --checkpoint-every 50 \
+    finetune llada2_moe tui/demo/llada2-demo llada2_ft6 2000 30 --token-budget 4096 --checkpoint-every 50 --fully-noised 0 \
         --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8
     finetune diffusion_gemma tui/demo/diffusion-gemma-demo dg_ft6 1300 30 --token-budget 4096 --checkpoint-every 50 \
         --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --think-probability 0.4

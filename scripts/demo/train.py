@@ -70,6 +70,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
                    "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
+    p.add_argument("--fully-noised", type=float, default=0.2, help="share of canvases / blocks noised whole "
+                   "(t = 1, as the sampler's first step sees them); the LLaDA-2 demo's phases before the fifth "
+                   "pass ran with 0")
     p.add_argument("--init-from", type=Path, help="start from this checkpoint folder's weights (e.g. "
                    "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh "
                    "optimizer; ignored once state.pt exists")
@@ -148,7 +151,7 @@ class Trainer:
         spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
-                        self.ids, args.composed_chat)
+                        self.ids, args.composed_chat, args.fully_noised)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
