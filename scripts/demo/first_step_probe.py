@@ -1,0 +1,136 @@
+"""Which fixed line a LLaDA-2 demo chooses at the sampler's first step, when its whole first answer block is masked.
+
+    python -m scripts.demo.first_step_probe --model runs/llada2_ft/model [--split train] [--n 50] [--seed 0]
+    python -m scripts.demo.first_step_probe --model tui/demo/llada2-demo --panel
+
+The demo answers small talk with one of two fixed lines (thanks -> the thanks line, anything else -> the about
+line), and which one is settled at the first step: every later step sees answer tokens of the line already
+chosen. Here the prompt is followed by `<|mask|>` to the end of the block that holds the answer's first token, one
+block-causal forward (as the engine's block step), and each line is scored by its log-likelihood over those
+positions. `--split train` asks prompts composed from the training templates (scripts/demo/chat_compose.py), so
+the accuracy is how well training fitted the choice, not how it generalises; the answer text and the sampler are
+left out of it, which is why it can see what a training loss (one deciding token in ~45) hides.
+Prints one JSON object: accuracy per intent and overall, and the missed prompts.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import random
+import sys
+from pathlib import Path
+
+import torch
+
+from . import chat_compose
+from .panel_prompts import PANEL
+from .tasks_chat import chat_answer
+from .tokenizers import load_tokenizer
+from .torch_llada2 import training_masks
+
+BLOCK = 32   # the demo's block length (generation_config.json), as the trainer's
+
+
+def first_block_end(prompt_length: int, block: int) -> int:
+    """Blocks count from position 0, so the answer's first token shares a block with the prompt's tail."""
+    return (prompt_length // block + 1) * block
+
+
+def line_scores(logits: torch.Tensor, prompt_length: int, lines: list[list[int]], fill: int) -> list[float]:
+    """Log-likelihood of each line's ids (then `fill`, the end-of-text the sampler writes after an answer) at
+    positions prompt_length .. len(logits) - 1 of one row's logits [T, V]."""
+    logprobs = torch.log_softmax(logits[prompt_length:].double(), dim=-1)
+    width = logprobs.shape[0]
+    scores = []
+    for ids in lines:
+        padded = (ids + [fill] * width)[:width]
+        scores.append(float(logprobs[torch.arange(width), torch.tensor(padded)].sum()))
+    return scores
+
+
+def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, eos: int, block: int = BLOCK) -> int:
+    """The index of the line `model` (the trainer's LLaDA2Moe, or anything called as it is) scores highest on
+    the prompt's first answer block, all masked."""
+    end = first_block_end(len(prompt), block)
+    ids = torch.tensor([prompt + [mask_id] * (end - len(prompt))])
+    masks = training_masks([end], block)
+    with torch.no_grad():
+        logits = model(ids, masks.positions, masks.clean)[0]
+    scores = line_scores(logits, len(prompt), lines, eos)
+    return max(range(len(lines)), key=scores.__getitem__)
+
+
+def prompts_for(split: str | None, n: int, seed: int) -> dict[str, tuple[str, ...]]:
+    """{intent: prompts}: composed from `split`'s templates, or the hand-written panel when split is None."""
+    if split is None:
+        return PANEL
+    rng = random.Random(seed)
+    asked = {intent: tuple(chat_compose.compose(rng, intent, split)[1] for _ in range(n))
+             for intent in chat_compose.BODIES}
+    asked["out_of_scope"] = tuple(chat_compose.compose_out_of_scope(rng, split)[1] for _ in range(n))
+    return asked
+
+
+def load_model(folder: Path):
+    from .dequantize import load_float_weights
+    from .torch_llada2 import LLaDA2Moe
+
+    config = json.loads((folder / "config.json").read_text())
+    if config.get("model_type") != "llada2_moe":
+        raise SystemExit(f"{folder}: the probe reads LLaDA-2 demos (model_type llada2_moe), not {config.get('model_type')!r}")
+    model = LLaDA2Moe(config)
+    own = model.state_dict()
+    tensors = {}
+    for name, value in load_float_weights(folder).items():
+        if name not in own and name.endswith(".weight") and name.removesuffix(".weight") in own:
+            name = name.removesuffix(".weight")
+        tensors[name] = torch.from_numpy(value)
+    model.load_state_dict(tensors)
+    return model.eval()
+
+
+def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
+    lines = [chat_answer("thanks", "llada2_moe"), chat_answer("identity", "llada2_moe")]
+    line_ids = [tokenizer.encode_text(line) for line in lines]
+    mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
+    per_intent, missed, right_total = {}, [], 0
+    for intent, prompts in asked.items():
+        expected = 0 if intent == "thanks" else 1
+        right = 0
+        for prompt in prompts:
+            ids = tokenizer.encode_chat([{"role": "user", "content": prompt}], think=False)
+            chosen = choose_line(model, ids, line_ids, mask_id, eos)
+            right += chosen == expected
+            if chosen != expected:
+                missed.append({"intent": intent, "prompt": prompt})
+        per_intent[intent] = round(right / len(prompts), 3)
+        right_total += right
+    asked_total = sum(len(p) for p in asked.values())
+    return {"accuracy": per_intent, "overall": round(right_total / asked_total, 3), "n": asked_total,
+            "missed": missed}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", type=Path, required=True, help="a LLaDA-2 demo folder (bundled or exported)")
+    parser.add_argument("--split", choices=("train", "heldout"), default="train",
+                        help="whose composed templates the prompts come from (default: train)")
+    parser.add_argument("--panel", action="store_true", help="the hand-written panel instead of composed prompts")
+    parser.add_argument("--n", type=int, default=40, help="composed prompts per intent (default: 40)")
+    parser.add_argument("--seed", type=int, default=0)
+    args = parser.parse_args(argv)
+    if not (args.model / "config.json").is_file():
+        parser.error(f"{args.model}: no config.json there (give a demo folder)")
+    torch.set_num_threads(1)
+    model = load_model(args.model)
+    tokenizer = load_tokenizer(args.model, "llada2_moe")
+    asked = prompts_for(None if args.panel else args.split, args.n, args.seed)
+    result = probe(model, tokenizer, asked)
+    print(json.dumps({"model": str(args.model), "prompts": "panel" if args.panel else args.split,
+                      "seed": args.seed, **result}, indent=1, ensure_ascii=False))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,67 @@
+"""The first-step probe (scripts/demo/first_step_probe.py): it scores the two fixed lines on the first answer block
+only, picks the one the model favours, and on the bundled LLaDA-2 demo it predicts the line the app then writes,
+including the prompts the demo gets wrong."""
+
+from __future__ import annotations
+
+import torch
+
+import engine
+from scripts.demo.first_step_probe import choose_line, first_block_end, line_scores, load_model
+from scripts.demo.tasks_chat import chat_answer
+from scripts.demo.tokenizers import load_tokenizer
+from tui.demo_models import DEMO_ROOT
+
+LLADA = DEMO_ROOT / "llada2-demo"
+
+
+def test_the_first_block_is_the_one_holding_the_prompts_tail():
+    assert first_block_end(0, 32) == 32
+    assert first_block_end(31, 32) == 32
+    assert first_block_end(32, 32) == 64
+    assert first_block_end(45, 32) == 64
+
+
+def test_lines_are_scored_on_the_answer_positions_then_the_fill():
+    logits = torch.full((6, 5), -10.0)
+    logits[2, 3] = logits[3, 1] = logits[4, 0] = logits[5, 0] = 10.0   # prompt of 2, then 3 1 <fill=0> <fill=0>
+    favoured, other = line_scores(logits, 2, [[3, 1], [3, 2]], fill=0)
+    assert favoured > other
+    # a line longer than the block is cut to it: its tail beyond the block is not scored
+    assert line_scores(logits, 2, [[3, 1, 0, 0, 4, 4]], fill=0)[0] == favoured
+
+
+def test_the_line_the_model_favours_is_chosen():
+    class Favours:
+        """Logits that put every answer position on line 1's ids (then the fill)."""
+
+        def __call__(self, ids, positions, mask):
+            assert mask.shape[-1] == ids.shape[1] == 32   # one block-causal pass over prompt + masked block
+            logits = torch.zeros((1, ids.shape[1], 8))
+            for offset, token in enumerate([5, 6, 7] + [1] * 32):
+                if 20 + offset < ids.shape[1]:
+                    logits[0, 20 + offset, token] = 5.0
+            return logits
+
+    prompt = [2] * 20
+    assert choose_line(Favours(), prompt, [[5, 5, 5], [5, 6, 7]], mask_id=4, eos=1) == 1
+    assert choose_line(Favours(), prompt, [[5, 6, 7], [6, 6, 6]], mask_id=4, eos=1) == 0
+
+
+def test_on_the_bundled_demo_it_predicts_the_line_the_app_writes():
+    model, tokenizer = load_model(LLADA), load_tokenizer(LLADA, "llada2_moe")
+    app_model = engine.load(str(LLADA))
+    lines = [chat_answer("thanks", "llada2_moe"), chat_answer("identity", "llada2_moe")]
+    line_ids = [tokenizer.encode_text(line) for line in lines]
+    mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
+    # thanks the demo answers right, thanks it answers with the about line (bench/README.md), and two about-line asks
+    prompts = ("Many thanks!", "thx a ton 🙏", "much obliged", "Thanks! That's exactly what I needed.",
+               "Morning!", "Tell me a joke.")
+    written = set()
+    for prompt in prompts:
+        ids = tokenizer.encode_chat([{"role": "user", "content": prompt}], think=False)
+        predicted = lines[choose_line(model, ids, line_ids, mask_id, eos)]
+        answer = list(engine.generate(app_model, messages=[{"role": "user", "content": prompt}]))[-1].content.strip()
+        assert answer == predicted, prompt
+        written.add(answer)
+    assert written == set(lines)   # both lines occur, so agreeing is not agreeing on one constant
