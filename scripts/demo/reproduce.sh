@@ -121,3 +121,21 @@ fourth_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
     done
 }
+
+# Fifth pass (2026-12-04, CPU, one thread each at nice 19): the third pass's LLaDA-2 fine-tune again from the
+# bundled demo, now with a share of the blocks masked whole (--fully-noised: the trainer's default 0.2 had been
+# DiffusionGemma's only), at 0.4 and 0.7. scripts/demo/first_step_probe.py measures what it is for: which fixed
+# line the model picks with its first answer block all masked, on prompts from the training templates.
+fifth_pass() {
+    finetune llada2_moe tui/demo/llada2-demo ll8 1400 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.4
+    finetune llada2_moe tui/demo/llada2-demo ll8b 1400 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.7
+    for model in tui/demo/llada2-demo "$RUNS/ll8/model" "$RUNS/ll8b/model"; do
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --split train --n 40
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --split heldout --n 40
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
+    done
+}

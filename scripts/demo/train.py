@@ -35,6 +35,7 @@ from .feed import Feed, FeedSpec  # noqa: E402
 from .demo_config import demo_checkpoint_config  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
 from .tokenizers import special_ids, write_tokenizer  # noqa: E402
+from .weight_average import WeightAverage  # noqa: E402
 
 REPO = Path(__file__).resolve().parents[2]
 ENGINE_PYTHON = os.environ.get("DIFFUSION_CHAT_ENGINE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
@@ -76,6 +77,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--init-from", type=Path, help="start from this checkpoint folder's weights (e.g. "
                    "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh "
                    "optimizer; ignored once state.pt exists")
+    p.add_argument("--ema", type=float, default=0.0, metavar="DECAY", help="export a moving average of the "
+                   "weights with this decay (e.g. 0.998; scripts/demo/weight_average.py) instead of the last "
+                   "step's; 0 = off")
     p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
     return p.parse_args(argv)
 
@@ -145,6 +149,7 @@ class Trainer:
         other = [p for p in self.model.parameters() if p.ndim < 2 and p.requires_grad]
         self.optimizer = torch.optim.AdamW([{"params": decay, "weight_decay": args.weight_decay},
                                             {"params": other, "weight_decay": 0.0}], lr=args.lr, betas=(0.9, 0.98))
+        self.average = WeightAverage(self.model, args.ema) if args.ema else None
         self.step = 0
         self.budget = token_budget(args)
         position = self._resume()
@@ -185,6 +190,11 @@ class Trainer:
         self.optimizer.load_state_dict(state["optimizer"])   # moves the moments to the parameters' device
         self.step = state["step"]
         self.generator.set_state(state["generator"])
+        if self.average is not None:
+            if state.get("average"):
+                self.average.load_state_dict(state["average"])
+            else:   # a run resumed with --ema for the first time averages from here
+                self.average = WeightAverage(self.model, self.args.ema)
         print(f"resumed at step {self.step}", flush=True)
         return tuple(state.get("feed", (0, 0)))
 
@@ -193,9 +203,14 @@ class Trainer:
         temporary = path.with_suffix(".tmp")
         torch.save({"model": self.model.state_dict(), "optimizer": self.optimizer.state_dict(), "step": self.step,
                     "generator": self.generator.get_state(), "feed": self.feed.position,
+                    "average": None if self.average is None else self.average.state_dict(),
                     "args": vars(self.args) | {"out": str(self.args.out)}}, temporary)
         os.replace(temporary, path)
-        export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
+        if self.average is None:
+            export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
+            return
+        with self.average.applied():
+            export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
 
     # ---- data -------------------------------------------------------------------------------------------
 
@@ -266,6 +281,8 @@ class Trainer:
             loss.backward()
             torch.nn.utils.clip_grad_norm_(self.model.parameters(), 1.0)
             self.optimizer.step()
+            if self.average is not None:
+                self.average.update()
             self.step += 1
             tokens += count
             losses.append(loss.detach())   # read at the log line: no host sync per step
