@@ -122,18 +122,22 @@ fourth_pass() {
     done
 }
 
-# Fifth pass (2026-12-04, CPU, one thread each at nice 19): the third pass's LLaDA-2 fine-tune again from the
-# bundled demo, now with a share of the blocks masked whole (--fully-noised: the trainer's default 0.2 had been
-# DiffusionGemma's only), at 0.4 and 0.7. scripts/demo/first_step_probe.py measures what it is for: which fixed
-# line the model picks with its first answer block all masked, on prompts from the training templates.
+# Fifth pass (2026-12-04, CPU, one thread each at nice 19), NOT bundled (bench/README.md, "Fifth pass, measured"):
+# the third pass's LLaDA-2 fine-tune again from the bundled demo, now with a share of the blocks masked whole
+# (--fully-noised; the trainer's default 0.2 had been DiffusionGemma's only), and with the exported weights a moving
+# average (--ema, scripts/demo/weight_average.py). scripts/demo/first_step_probe.py measures what both are for:
+# which fixed line the model picks with its first answer block all masked, on the training templates' prompts.
 fifth_pass() {
     finetune llada2_moe tui/demo/llada2-demo ll8 1400 30 --token-budget 4096 --checkpoint-every 50 \
         --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.4
     finetune llada2_moe tui/demo/llada2-demo ll8b 1400 30 --token-budget 4096 --checkpoint-every 50 \
-        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.7
-    for model in tui/demo/llada2-demo "$RUNS/ll8/model" "$RUNS/ll8b/model"; do
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.7   # SIGTERM at 281: no better than ll8, made room for ll9
+    finetune llada2_moe tui/demo/llada2-demo ll9 1400 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.4 --ema 0.995
+    for model in tui/demo/llada2-demo "$RUNS/ll8/model" "$RUNS/ll9/model"; do
         "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --split train --n 40
         "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --split heldout --n 40
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --panel
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
