@@ -34,12 +34,18 @@ def test_the_average_moves_toward_the_weights_with_a_short_start_then_the_decay(
     assert 85 < expected < 100   # behind the weights (100), but not stuck at the start (0)
 
 
-def test_applied_holds_the_average_inside_and_the_own_weights_after():
+def averaged_once(value: float) -> tuple[torch.nn.Linear, WeightAverage]:
+    """A layer at 0, its average (decay 0.5), then the layer set to `value` and the average updated once."""
     layer = network()
     average = WeightAverage(layer, decay=0.5)
     with torch.no_grad():
-        layer.weight.fill_(4.0)
+        layer.weight.fill_(value)
     average.update()
+    return layer, average
+
+
+def test_applied_holds_the_average_inside_and_the_own_weights_after():
+    layer, average = averaged_once(4.0)
     inside = None
     with average.applied():
         inside = layer.weight.item()
@@ -48,11 +54,7 @@ def test_applied_holds_the_average_inside_and_the_own_weights_after():
 
 
 def test_a_saved_average_loads_back_and_refuses_another_network():
-    layer = network()
-    average = WeightAverage(layer, decay=0.5)
-    with torch.no_grad():
-        layer.weight.fill_(2.0)
-    average.update()
+    layer, average = averaged_once(2.0)
     again = WeightAverage(network(), decay=0.5)
     again.load_state_dict(average.state_dict())
     assert again.updates == 1 and again.average[0].item() == average.average[0].item()

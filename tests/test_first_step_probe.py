@@ -54,7 +54,7 @@ def test_on_the_bundled_demo_it_predicts_the_line_the_app_writes():
     lines = [chat_answer("thanks", "llada2_moe"), chat_answer("identity", "llada2_moe")]
     line_ids = [tokenizer.encode_text(line) for line in lines]
     mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
-    # thanks it answers right, thanks the panel's demos have taken for the about line (bench/README.md), two about-line asks
+    # thanks it answers right, thanks the panel's demos took for the about line (bench/README.md), two about asks
     prompts = ("Many thanks!", "thx a ton 🙏", "much obliged", "Thanks! That's exactly what I needed.",
                "Morning!", "Tell me a joke.")
     written = set()

@@ -107,3 +107,16 @@ def load_float_weights(folder: Path) -> dict[str, np.ndarray]:
             raise ValueError(f"{folder} has quantized tensors but config.json has no quantization block")
         return tensors
     return dequantized(tensors, block)
+
+
+def as_network_names(arrays: dict[str, np.ndarray], own_names) -> dict[str, np.ndarray]:
+    """The arrays renamed for a trainer network whose parameter names are `own_names`. An exported folder uses
+    the networks' own state_dict names; a quantized one holds the engine's sanitized tree, which names the
+    stacked experts `...experts.gate_up_proj.weight` where the network has the bare `...experts.gate_up_proj`."""
+    own = set(own_names)
+    renamed = {}
+    for name, value in arrays.items():
+        if name not in own and name.endswith(".weight") and name.removesuffix(".weight") in own:
+            name = name.removesuffix(".weight")
+        renamed[name] = value
+    return renamed

@@ -73,20 +73,16 @@ def prompts_for(split: str | None, n: int, seed: int) -> dict[str, tuple[str, ..
 
 
 def load_model(folder: Path):
-    from .dequantize import load_float_weights
+    from .dequantize import as_network_names, load_float_weights
     from .torch_llada2 import LLaDA2Moe
 
     config = json.loads((folder / "config.json").read_text())
     if config.get("model_type") != "llada2_moe":
-        raise SystemExit(f"{folder}: the probe reads LLaDA-2 demos (model_type llada2_moe), not {config.get('model_type')!r}")
+        raise SystemExit(f"{folder}: the probe reads LLaDA-2 demos (model_type llada2_moe), "
+                         f"not {config.get('model_type')!r}")
     model = LLaDA2Moe(config)
-    own = model.state_dict()
-    tensors = {}
-    for name, value in load_float_weights(folder).items():
-        if name not in own and name.endswith(".weight") and name.removesuffix(".weight") in own:
-            name = name.removesuffix(".weight")
-        tensors[name] = torch.from_numpy(value)
-    model.load_state_dict(tensors)
+    arrays = as_network_names(load_float_weights(folder), model.state_dict())
+    model.load_state_dict({name: torch.from_numpy(value) for name, value in arrays.items()})
     return model.eval()
 
 

@@ -163,20 +163,12 @@ class Trainer:
 
     def _load_weights(self, folder: Path) -> None:
         """The exported or bundled checkpoint's tensors, dequantized when it is stored quantized (the bundled
-        DiffusionGemma demo is 8-bit: scripts/demo/dequantize.py). An exported folder uses the networks' own
-        state_dict names; a quantized one holds the engine's sanitized tree, which names the stacked experts
-        `...experts.gate_up_proj.weight` where the network has the bare parameter `...experts.gate_up_proj`."""
-        from .dequantize import load_float_weights
+        DiffusionGemma demo is 8-bit: scripts/demo/dequantize.py)."""
+        from .dequantize import as_network_names, load_float_weights
 
         path = folder / "model.safetensors"
-        arrays = load_float_weights(folder)
-        own = self.model.state_dict()
-        tensors = {}
-        for name, value in arrays.items():
-            if name not in own and name.endswith(".weight") and name.removesuffix(".weight") in own:
-                name = name.removesuffix(".weight")
-            tensors[name] = torch.from_numpy(value)
-        self.model.load_state_dict(tensors)
+        arrays = as_network_names(load_float_weights(folder), self.model.state_dict())
+        self.model.load_state_dict({name: torch.from_numpy(value) for name, value in arrays.items()})
         print(f"weights from {path}", flush=True)
 
     def _resume(self) -> tuple[int, int]:
