@@ -99,15 +99,9 @@ def configurations(family: str, grid: bool) -> list[tuple[engine.Settings, bool]
 def composed_panel(n: int, seed: int) -> dict[str, tuple[str, ...]]:
     """`n` prompts per intent (and `n` out-of-scope ones) composed from the *held-out* templates of
     scripts/demo/chat_compose.py: bodies and out-of-scope patterns training never saw, with its noise."""
-    import random
-
     from scripts.demo import chat_compose
 
-    rng = random.Random(seed)
-    panel = {intent: tuple(chat_compose.compose(rng, intent, "heldout")[1] for _ in range(n))
-             for intent in chat_compose.BODIES}
-    panel["out_of_scope"] = tuple(chat_compose.compose_out_of_scope(rng, "heldout")[1] for _ in range(n))
-    return panel
+    return chat_compose.composed_prompts(n, seed, "heldout")
 
 
 def evaluate_panel(model, grid: bool = False, panel: dict | None = None) -> dict:

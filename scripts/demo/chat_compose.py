@@ -345,3 +345,13 @@ def example(rng, split: str, family: str, think: bool = False) -> Example:
         answer, reasoning = chat_answer(intent, family), REASONING[intent]
     return Example(task="chat", messages=({"role": "user", "content": prompt},), think=think,
                    reasoning=reasoning if think else "", answer=answer, subtask=intent, template=template)
+
+
+def composed_prompts(n: int, seed: int, split: str) -> dict[str, tuple[str, ...]]:
+    """{intent: `n` prompts} composed from `split`'s templates, and `n` out-of-scope ones, drawn with `seed`."""
+    import random
+
+    rng = random.Random(seed)
+    prompts = {intent: tuple(compose(rng, intent, split)[1] for _ in range(n)) for intent in BODIES}
+    prompts["out_of_scope"] = tuple(compose_out_of_scope(rng, split)[1] for _ in range(n))
+    return prompts

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import random
 import sys
 from pathlib import Path
 
@@ -63,13 +62,7 @@ def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, 
 
 def prompts_for(split: str | None, n: int, seed: int) -> dict[str, tuple[str, ...]]:
     """{intent: prompts}: composed from `split`'s templates, or the hand-written panel when split is None."""
-    if split is None:
-        return PANEL
-    rng = random.Random(seed)
-    asked = {intent: tuple(chat_compose.compose(rng, intent, split)[1] for _ in range(n))
-             for intent in chat_compose.BODIES}
-    asked["out_of_scope"] = tuple(chat_compose.compose_out_of_scope(rng, split)[1] for _ in range(n))
-    return asked
+    return PANEL if split is None else chat_compose.composed_prompts(n, seed, split)
 
 
 def load_model(folder: Path):

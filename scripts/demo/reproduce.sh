@@ -122,8 +122,8 @@ fourth_pass() {
     done
 }
 
-# Fifth pass (2026-12-04, CPU, one thread each at nice 19), NOT bundled (bench/README.md, "Fifth pass, measured"):
-# the third pass's LLaDA-2 fine-tune again from the bundled demo, now with a share of the blocks masked whole
+# Fifth pass (2026-12-04, CPU, one thread each at nice 19), ll8 BUNDLED as the LLaDA-2 demo (bench/README.md,
+# "Fifth pass"): the third pass's LLaDA-2 fine-tune again from the then-bundled demo, now with a share of the blocks masked whole
 # (--fully-noised; the trainer's default 0.2 had been DiffusionGemma's only), and with the exported weights a moving
 # average (--ema, scripts/demo/weight_average.py). scripts/demo/first_step_probe.py measures what both are for:
 # which fixed line the model picks with its first answer block all masked, on the training templates' prompts.
@@ -142,4 +142,9 @@ fifth_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
     done
+    # Level or ahead on every intent of every set, as many garbled answers in all: ll8 into the app (run with
+    # OpenBLAS loaded and nothing else running: the card's tokens/s are read then). The bundler's training line
+    # counts ll8's log alone, so the card's Training paragraph was then rewritten by hand to name all the passes.
+    "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/ll8" --dest tui/demo/llada2-demo --tasks chat --n 50 \
+        --n-other 50 --command '`scripts/demo/reproduce.sh`: the demo of 2026-12-01 (eight phases, 5,250 steps), fine-tuned on small talk on 2026-12-03 (`third_pass`, 3,000 steps), then again from that on 2026-12-04 (`fifth_pass`, run ll8: composed small talk with 40 % of the blocks masked whole)'
 }

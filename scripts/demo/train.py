@@ -23,6 +23,7 @@ import signal
 import subprocess
 import sys
 import time
+from contextlib import nullcontext
 from pathlib import Path
 
 # torch brings its own BLAS: this process never calls engine.prepare_process, so the two stay apart
@@ -198,10 +199,7 @@ class Trainer:
                     "average": None if self.average is None else self.average.state_dict(),
                     "args": vars(self.args) | {"out": str(self.args.out)}}, temporary)
         os.replace(temporary, path)
-        if self.average is None:
-            export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
-            return
-        with self.average.applied():
+        with nullcontext() if self.average is None else self.average.applied():
             export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
 
     # ---- data -------------------------------------------------------------------------------------------
