@@ -12,7 +12,11 @@ from .tokenizers import special_ids, stop_ids, vocab_size
 # Both families: hidden 128, 6 layers, 4 experts top-2 (about 3 M parameters, 1.5 M active per token).
 SIZES = {
     "demo": dict(hidden_size=128, num_hidden_layers=6, num_experts=4),
+    # LLaDA-2's demo grown by two layers (scripts/demo/deepen.py): its 6 layers plateaued at choosing the thanks
+    # line for ~80 % of thanks prompts, its own training templates included.
+    "deep": dict(hidden_size=128, num_hidden_layers=8, num_experts=4),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_experts=4),   # for quick checks of the trainer
+    "tiny-deep": dict(hidden_size=64, num_hidden_layers=3, num_experts=4),
 }
 DG_CANVAS = 32          # a short canvas: most answers fit one block, and training wastes little on padding
 MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400

@@ -165,10 +165,19 @@ class Trainer:
     def _load_weights(self, folder: Path) -> None:
         """The exported or bundled checkpoint's tensors, dequantized when it is stored quantized (the bundled
         DiffusionGemma demo is 8-bit: scripts/demo/dequantize.py)."""
+        from .deepen import deepen, layer_count
         from .dequantize import as_network_names, load_float_weights
 
         path = folder / "model.safetensors"
-        arrays = as_network_names(load_float_weights(folder), self.model.state_dict())
+        own = self.model.state_dict()
+        arrays = as_network_names(load_float_weights(folder), own)
+        have, want = layer_count(arrays), layer_count(own)
+        if have != want:
+            if self.family != "llada2_moe" or have > want:
+                raise SystemExit(f"--init-from {folder}: {have} layers, but --size {self.args.size} has {want}"
+                                 " (only a LLaDA-2 checkpoint can be grown deeper)")
+            arrays = deepen(arrays, own)
+            print(f"grown from {have} to {want} layers", flush=True)
         self.model.load_state_dict({name: torch.from_numpy(value) for name, value in arrays.items()})
         print(f"weights from {path}", flush=True)
 
