@@ -148,3 +148,22 @@ fifth_pass() {
     "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/ll8" --dest tui/demo/llada2-demo --tasks chat --n 50 \
         --n-other 50 --command '`scripts/demo/reproduce.sh`: the demo of 2026-12-01 (eight phases, 5,250 steps), fine-tuned on small talk on 2026-12-03 (`third_pass`, 3,000 steps), then again from that on 2026-12-04 (`fifth_pass`, run ll8: composed small talk with 40 % of the blocks masked whole)'
 }
+
+# Sixth pass (2026-12-04, CPU), NOT bundled (bench/README.md, "Sixth pass"): is the LLaDA-2 demo's choice between
+# its two lines short of steps or of capacity? s6a: the bundled demo (ll8) trained on with a lower rate, one
+# thread (SIGTERM at 555, flat). d8a: the bundled demo grown to 8 layers (--size deep, scripts/demo/deepen.py), one
+# thread to step 350, then both cores once s6a stopped.
+sixth_pass() {
+    finetune llada2_moe tui/demo/llada2-demo s6a 2000 30 --token-budget 4096 --checkpoint-every 50 \
+        --lr 1e-4 --min-lr 1e-5 --composed-chat 0.8 --fully-noised 0.4   # SIGTERM at 555
+    finetune llada2_moe tui/demo/llada2-demo d8a 1800 30 --token-budget 4096 --checkpoint-every 50 --size deep \
+        --lr 2e-4 --min-lr 2e-5 --composed-chat 0.8 --fully-noised 0.4 --threads 2
+    for split in train heldout; do
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/d8a/model" --split $split --n 40
+    done
+    "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/d8a/model" --panel
+    "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/d8a/model" --panel
+    "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/d8a/model" --panel --composed 10 --seed 7
+    "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/d8a/model" --panel --composed 30 --seed 11
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel   # the same run's timing, for the ratio
+}
