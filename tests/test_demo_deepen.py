@@ -3,6 +3,8 @@ its new layers learn, and the trainer grows a checkpoint given to --init-from wi
 
 from __future__ import annotations
 
+import subprocess
+
 import pytest
 import torch
 
@@ -64,3 +66,13 @@ def test_the_trainer_grows_an_init_checkpoint_for_a_deeper_size(tmp_path):
     assert "grown from 2 to 3 layers" in out
     model = engine.load(str(tmp_path / "deep" / "model"))   # the engine reads the deeper export
     assert model.config.num_hidden_layers == 3
+
+
+def test_a_checkpoint_that_cannot_be_grown_is_refused_in_one_line(tmp_path):
+    from tests.test_demo_trainer import REPO, train_python
+
+    command = [train_python(), "-m", "scripts.demo.train", "--family", "diffusion_gemma", "--out", str(tmp_path),
+               "--size", "tiny", "--init-from", "tui/demo/diffusion-gemma-demo", "--steps", "1", "--threads", "1"]
+    result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0
+    assert "6 layers, but --size tiny has 2" in result.stderr and "Traceback" not in result.stderr

@@ -33,7 +33,7 @@ import torch.nn.functional as F  # noqa: E402
 
 from . import compact  # noqa: E402
 from .feed import Feed, FeedSpec  # noqa: E402
-from .demo_config import demo_checkpoint_config  # noqa: E402
+from .demo_config import SIZES, demo_checkpoint_config  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
 from .tokenizers import special_ids, write_tokenizer  # noqa: E402
 from .weight_average import WeightAverage  # noqa: E402
@@ -81,7 +81,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--ema", type=float, default=0.0, metavar="DECAY", help="export a moving average of the "
                    "weights with this decay (e.g. 0.998; scripts/demo/weight_average.py) instead of the last "
                    "step's; 0 = off")
-    p.add_argument("--size", default="demo", help="model size preset (scripts/demo/demo_config.py)")
+    p.add_argument("--size", default="demo", choices=SIZES, help="model size preset "
+                   "(scripts/demo/demo_config.py); a LLaDA-2 --init-from with fewer layers is grown to it "
+                   "(scripts/demo/deepen.py)")
     return p.parse_args(argv)
 
 
