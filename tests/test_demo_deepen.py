@@ -68,11 +68,14 @@ def test_the_trainer_grows_an_init_checkpoint_for_a_deeper_size(tmp_path):
     assert model.config.num_hidden_layers == 3
 
 
-def test_a_checkpoint_that_cannot_be_grown_is_refused_in_one_line(tmp_path):
+@pytest.mark.parametrize("family, demo", [("diffusion_gemma", "tui/demo/diffusion-gemma-demo"),
+                                          ("llada2_moe", "tui/demo/llada2-demo")])
+def test_a_checkpoint_that_cannot_be_grown_is_refused_in_one_line(tmp_path, family, demo):
+    """DiffusionGemma is never grown, and no checkpoint is cut down to fewer layers."""
     from tests.test_demo_trainer import REPO, train_python
 
-    command = [train_python(), "-m", "scripts.demo.train", "--family", "diffusion_gemma", "--out", str(tmp_path),
-               "--size", "tiny", "--init-from", "tui/demo/diffusion-gemma-demo", "--steps", "1", "--threads", "1"]
+    command = [train_python(), "-m", "scripts.demo.train", "--family", family, "--out", str(tmp_path),
+               "--size", "tiny", "--init-from", demo, "--steps", "1", "--threads", "1"]
     result = subprocess.run(command, cwd=REPO, capture_output=True, text=True, timeout=120)
     assert result.returncode != 0
     assert "6 layers, but --size tiny has 2" in result.stderr and "Traceback" not in result.stderr

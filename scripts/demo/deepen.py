@@ -1,8 +1,9 @@
 """A trained LLaDA-2 demo grown deeper: new decoder layers that start as the identity, so training resumes from exactly
 the function the smaller model had learnt and only has to put the new capacity to use.
 
-A new layer is a copy of the layer below it with every projection that writes into the residual stream zeroed
-(attention's output projection, each expert's and the shared expert's down projection): its attention and
+A new layer is a copy of the nearest old layer of its own kind (the one below it first) with every projection
+that writes into the residual stream zeroed (attention's output projection, each expert's and the shared
+expert's down projection): its attention and
 feed-forward add nothing until training moves those weights off zero. The old layers keep their order and are
 spread evenly through the new stack, the first (LLaDA-2's dense layer) first and the last last.
 """
@@ -17,11 +18,6 @@ LAYER = re.compile(r"^(.*\.layers\.)(\d+)\.(.+)$")
 # The LLaDA-2 network's projections whose output is added to the residual stream. (DiffusionGemma's layers also
 # scale the residual by a learnt `layer_scalar`, so a copied layer would not start as the identity: not grown.)
 RESIDUAL_WRITERS = ("attention.dense.", "down_proj.")
-
-
-def layer_count(names) -> int:
-    indices = [int(match.group(2)) for name in names if (match := LAYER.match(name))]
-    return max(indices) + 1 if indices else 0
 
 
 def placement(old: int, new: int) -> list[int]:
@@ -40,6 +36,10 @@ def _layers(names) -> dict[int, set[str]]:
         if match := LAYER.match(name):
             layers.setdefault(int(match.group(2)), set()).add(match.group(3))
     return layers
+
+
+def layer_count(names) -> int:
+    return len(_layers(names))
 
 
 def deepen(arrays: dict[str, np.ndarray], target_names) -> dict[str, np.ndarray]:

@@ -16,7 +16,7 @@ SIZES = {
     # line for ~80 % of thanks prompts, its own training templates included.
     "deep": dict(hidden_size=128, num_hidden_layers=8, num_experts=4),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_experts=4),   # for quick checks of the trainer
-    "tiny-deep": dict(hidden_size=64, num_hidden_layers=3, num_experts=4),
+    "tiny-deep": dict(hidden_size=64, num_hidden_layers=3, num_experts=4),   # "tiny" grown (tests/test_demo_deepen.py)
 }
 DG_CANVAS = 32          # a short canvas: most answers fit one block, and training wastes little on padding
 MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400
