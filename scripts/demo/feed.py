@@ -119,6 +119,10 @@ class Feed:
         return prepared
 
     def close(self) -> None:
+        """Let the workers finish the chunks queued ahead (well under a second each), then stop them. Not
+        `terminate()`: with results still pending it races CPython's result-handler thread and, under load,
+        raises "Cannot have cache with result_hander not alive" before it has stopped the workers."""
         if self.pool is not None:
-            self.pool.terminate()
+            self.pool.close()
+            self.pool.join()
             self.pool = None
