@@ -44,13 +44,13 @@ INTENTS = tuple(PANEL)
 # measured phrasings nobody had looked at. Same shape: ten per intent, twenty out of scope.
 PANEL_2 = {
     "greeting": (
-        "hey there!! 😄", "GOOD EVENING", "hiii how are u", "Morning! How's your day going?", "yo whats good",
-        "Hello, is this thing on?", "hey, how have you been?", "Hi hi 👋", "howdy, stranger", "Evening! Anyone around?",
+        "heyyy there friend 😄", "GOOD EVENING TO YOU", "hiii how are u", "Morning! How's your day going?", "yo whats good",
+        "Hello, is this thing on?", "hey, how have you been?", "hii 👋 hows ur day", "howdy, stranger", "Evening! Anyone around?",
     ),
     "identity": (
-        "WHAT ARE YOU??", "r u a human or nah", "who am i even talking to lol", "Are you some kind of chatbot?",
+        "WHAT ARE YOU EVEN??", "r u a human or nah", "who am i even talking to lol", "Are you some kind of chatbot?",
         "whats ur deal, who made u", "Hey, are you ChatGPT or something else?", "so are you an actual AI?",
-        "Do you have a name? 🤔", "Introduce yourself, bot.", "what exactly is this program",
+        "Got a name? 🤔", "Introduce yourself, bot.", "what exactly is this program",
     ),
     "capabilities": (
         "WHAT CAN U HELP WITH", "what r u good for", "What sort of things can you do for me?", "how do i use u",
@@ -58,15 +58,15 @@ PANEL_2 = {
         "Show me what you've got!", "how does this chat thing work?", "wat can i ask",
     ),
     "thanks": (
-        "THANKS SO MUCH!!", "ty for the help 😊", "Thank you, that really helped.", "appreciate it man",
-        "cheers, that's great", "You're a lifesaver, thanks!", "tysm!!! 🙏", "That was super useful.",
+        "THANK YOU SO SO MUCH!!", "ty for the help 😊", "Thank you, that really helped.", "appreciate it man",
+        "cheers, that's great", "You're a lifesaver, thanks!", "tysm for this 🙏", "That was super useful.",
         "muchas gracias", "Great answer, I appreciate it.",
     ),
     "out_of_scope": (
         "What is 156 divided by 12?", "12*12", "how do I reverse a list in python", "fix this: print(hello world)",
         "Who painted the Mona Lisa?", "What's the tallest mountain in the world?", "How far away is the sun?",
         "tell me a funny joke", "Why did the chicken cross the road?", "zxcvbnm", "lkjhg poiuy",
-        "Translate 'thank you' into Spanish.", "Write a haiku about autumn.", "Summarize the news today",
+        "Translate 'thank you' into Spanish.", "Write a haiku about winter mornings.", "Summarize the news today",
         "what should I cook for dinner?", "Is it going to snow tomorrow?", "Convert 10 miles to km",
         "what does 'serendipity' mean?", "idk", "Explain how a rainbow forms.",
     ),
