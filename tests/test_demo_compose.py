@@ -8,7 +8,8 @@ import random
 import pytest
 
 from scripts.demo import chat_compose as compose
-from scripts.demo.panel_prompts import PANEL
+from scripts.demo import chat_out_of_scope
+from scripts.demo.panel_prompts import PANEL, PANEL_2
 from scripts.demo.tasks_chat import chat_answer
 
 
@@ -38,6 +39,8 @@ def test_the_hand_written_panel_is_never_a_training_prompt_or_template(drawn):
     assert compose.normal_form("much obliged") in {compose.normal_form(b) for b in compose.bodies("thanks", "heldout")}
     assert ("creative", "knock knock") in compose.out_of_scope_patterns("heldout")
     assert len(PANEL["out_of_scope"]) == 20 and all(len(PANEL[i]) == 10 for i in compose.BODIES)
+    assert len(PANEL_2["out_of_scope"]) == 20 and all(len(PANEL_2[i]) == 10 for i in compose.BODIES)
+    assert {compose.normal_form(p) for prompts in PANEL_2.values() for p in prompts} <= compose.PANEL_FORMS
 
 
 def test_answers_are_the_fixed_lines_and_out_of_scope_gets_the_about_line(drawn):
@@ -64,7 +67,7 @@ def test_prompts_vary_in_case_noise_kind_and_length(drawn):
     assert sum(". " in p or "! " in p for p in prompts) > 200   # two sentences
     kinds = {kind for kind, pattern in compose.out_of_scope_patterns("train")
              for e in drawn["train"] if e.template == pattern}
-    assert kinds == set(compose.OUT_OF_SCOPE)
+    assert kinds == set(chat_out_of_scope.OUT_OF_SCOPE)
     assert len(set(prompts)) > 0.6 * len(prompts)
 
 
@@ -105,5 +108,32 @@ def test_phrases_built_from_parts_are_training_only_and_never_a_held_out_body_or
 
 def test_every_noise_slot_of_a_pattern_gets_its_own_keys():
     rng = random.Random(2)
-    words = [compose._fill(rng, "{noise} {noise} {noise}").split() for _ in range(200)]
+    words = [chat_out_of_scope.fill(rng, "{noise} {noise} {noise}").split() for _ in range(200)]
     assert sum(len(set(w)) == 3 for w in words) > 190   # they were all the same run ("gjwoj gjwoj gjwoj")
+
+
+def test_every_out_of_scope_kind_keeps_several_training_patterns():
+    """Held-out patterns must be new sentences of a kind training knows: the jokes of the first panel were all on
+    the held-out side ("tell me a joke", "knock knock") and read as thanks."""
+    train = compose.out_of_scope_patterns("train")
+    for kind in chat_out_of_scope.OUT_OF_SCOPE:
+        assert sum(k == kind for k, _ in train) >= 3, kind
+
+
+def test_keyboard_walks_are_runs_of_neighbouring_keys():
+    rng = random.Random(4)
+    walks = [chat_out_of_scope.keyboard_walk(rng) for _ in range(500)]
+    for walk in walks:
+        assert len(walk) >= 3
+        assert any(walk in row or walk in row[::-1] for row in chat_out_of_scope.KEYBOARD_ROWS), walk
+    assert len(set(walks)) > 60
+    assert any(w in "poiuytrewq" and w not in "qwertyuiop" for w in walks)   # right to left too
+
+
+def test_thanks_are_also_praise_alone_and_thanks_for_what_other_prompts_ask():
+    rng = random.Random(9)
+    thanks = [compose._compound(rng, "thanks") for _ in range(3000)]
+    praise_alone = [t for t in thanks if any(t.endswith(p) and len(t) <= len(p) + 12 for p in compose.chat_compounds.PRAISE)
+                    and not any(core in t for core in ("thank", "thx", "ty", "cheers", "appreciat"))]
+    assert len(praise_alone) > 200
+    assert any("for the joke" in t for t in thanks) and any("for the translation" in t for t in thanks)

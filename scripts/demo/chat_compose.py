@@ -4,7 +4,8 @@ emoji), sometimes two sentences; plus out-of-scope prompts of many kinds, whose 
 The split is by *template*: every body (and every out-of-scope generator's pattern) falls on one side by a
 stable hash, so held-out prompts are built from bodies training never saw, not only new strings of seen ones.
 Openers, closers and noise are shared: they carry no intent. A body or pattern that reads like a prompt of the
-hand-written panel (scripts/demo/panel_prompts.py) is always held out, so the panel stays unseen.
+hand-written panels (scripts/demo/panel_prompts.py) is always held out, so the panels stay unseen. The
+out-of-scope kinds and their pools are in scripts/demo/chat_out_of_scope.py.
 
 The curriculum (and with it the held-out evaluation of bench/eval_demo.py) is unchanged: the trainer mixes these
 examples into its chat turns (`--composed-chat`, scripts/demo/feed.py), thanks and out-of-scope first.
@@ -16,9 +17,10 @@ import functools
 import re
 
 from . import chat_compounds
+from .chat_out_of_scope import OUT_OF_SCOPE, fill
 from .curriculum import Example
 from .heldout import check_split, stable_hash
-from .panel_prompts import PANEL
+from .panel_prompts import PANELS
 from .tasks_chat import ABOUT_REASONING, REASONING, chat_answer
 
 HELDOUT_PERCENT = 20
@@ -118,69 +120,6 @@ BODIES = {
         "this helped", "that did the trick, thanks", "i'm thankful", "many thanks to you"),
 }
 
-# Out-of-scope kinds: a pattern per kind over small pools, so a held-out pattern is a new *kind of sentence*.
-OUT_OF_SCOPE = {
-    "maths": ("what is {a} times {b}", "what's {a} + {b}", "{a}+{b}=?", "solve x^2 - {a} = 0", "calculate {a} / {b}",
-              "is {a} a prime number", "square root of {a}", "{a} * {b}", "what is {a} minus {b}",
-              "how much is {a} percent of {b}", "integrate x^{a}", "{a} plus {b} equals"),
-    "code": ("write a python function that {task}", "how do i {task} in javascript", "fix my code: {snippet}",
-             "{snippet}", "explain this code: {snippet}", "write a bash script that {task}",
-             "how to center a div in css", "what does {snippet} do", "give me a regex that {task}",
-             "debug this: {snippet}", "can you write code that {task}", "reverse the word {animal}"),
-    "facts": ("what's the capital of {place}", "who won the world cup in {year}", "how tall is {thing}",
-              "when was {thing} built", "how many legs does a {animal} have", "who wrote {book}",
-              "what's the population of {place}", "what's the weather like in {place}", "how far is {place}",
-              "what year did {event} happen", "what is the meaning of life", "explain {topic} in one sentence",
-              "what is {topic}", "summarise {book}", "what time is it", "what day is it today",
-              "who is the president of {place}", "define {topic}", "why is the sky blue", "how does {topic} work",
-              "what's the news today", "is it going to rain in {place}"),
-    "creative": ("tell me a joke", "tell me a joke about {animal}s", "knock knock", "write a poem about {topic}",
-                 "write me a story about a {animal}", "sing a song", "recommend a good book", "recommend a movie",
-                 "translate '{phrase}' into {language}", "give me a fun fact", "write a haiku about {topic}",
-                 "what's your favourite {animal}", "make up a riddle", "tell me something funny",
-                 "tell me a story", "let's play a game", "play chess with me", "write an essay about {topic}",
-                 "give me a recipe for pancakes", "say something nice", "describe a {animal}", "do you like {topic}",
-                 "what should i eat tonight", "i'm bored", "i'm sad today", "what do you think about {topic}"),
-    # 2026-12-04: requests and plain statements of many shapes, so "not small talk" is not only "a known kind".
-    "requests": ("how do i {verb} a {noun}", "can you {verb} my {noun}", "what does {word} mean", "list {n} {noun}s",
-                 "give me {n} {noun}s", "convert {a} km to miles", "who is {person}", "should i buy a {noun}",
-                 "is {noun} healthy", "what's the best {noun}", "compare {noun}s and {noun2}s",
-                 "where can i buy a {noun}", "how much does a {noun} cost", "spell {word} backwards",
-                 "what rhymes with {word}", "what colour is a {noun}", "{verb} the {noun}", "make me a {noun}",
-                 "draw a {noun}", "plan a trip to {place}"),
-    "statements": ("{word} {word2}", "{word} {word2} {word3}", "{noun}", "my {noun} is broken", "i like {noun}s",
-                   "the {noun} is {adjective}", "{adjective} {noun}", "i have a {noun}", "{person}",
-                   "do {noun}s dream", "{word}", "{noun}s are {adjective}", "i lost my {noun}",
-                   "{person} is {adjective}", "it is {adjective} today"),
-    "gibberish": ("{noise}", "{noise} {noise}", "{noise}?", "{noise} {noise} {noise}", "{digits}", "{noise}!!",
-                  "{punct}", "{noise}{digits}", "{digits} {noise}", "{noise}...", "{noise} {punct}"),
-}
-POOLS = {
-    "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
-             "adds two numbers", "parses json", "finds duplicates"),
-    "snippet": ("SELECT * FROM users;", "print('hi')", "for i in range(10): print(i)", "console.log(x)",
-                "int main() { return 0; }", "git push --force", "ls -la", "x = [1, 2, 3]"),
-    "place": ("australia", "france", "japan", "peru", "canada", "kenya", "norway", "the moon", "london"),
-    "year": ("1998", "2006", "2010", "2018", "2022"),
-    "thing": ("the eiffel tower", "mount everest", "the great wall", "big ben", "the pyramids"),
-    "animal": ("spider", "cat", "dog", "octopus", "penguin", "horse", "ant"),
-    "book": ("hamlet", "the odyssey", "moby dick", "pride and prejudice", "dune"),
-    "event": ("the moon landing", "the french revolution", "world war one", "the first flight"),
-    "topic": ("quantum computing", "the sea", "autumn", "black holes", "love", "taxes", "photosynthesis", "rain"),
-    "phrase": ("good night", "where is the station", "i love you", "thank you very much"),
-    "language": ("french", "german", "spanish", "japanese", "italian"),
-    "noun": ("car", "phone", "laptop", "bike", "garden", "sandwich", "guitar", "printer", "umbrella", "sofa",
-             "camera", "kettle", "tree", "river", "window", "banana", "hat", "clock", "ticket", "battery"),
-    "noun2": ("apple", "train", "shoe", "lamp", "cloud", "bottle", "chair", "piano", "bridge", "rocket"),
-    "verb": ("fix", "clean", "paint", "repair", "cook", "sell", "wash", "build", "charge", "install"),
-    "word": ("banana", "purple", "seven", "ocean", "window", "rocket", "cheese", "silver", "forest", "table",
-             "orange", "pencil", "yesterday", "engine", "marble", "tiger", "velvet", "ladder"),
-    "word2": ("blue", "jumping", "quietly", "mountain", "paper", "under", "bright", "salt", "circle", "music"),
-    "word3": ("soup", "tomorrow", "wheel", "dance", "glass", "north", "stone", "honey", "storm", "basket"),
-    "person": ("einstein", "shakespeare", "cleopatra", "newton", "mozart", "napoleon", "picasso", "darwin"),
-    "adjective": ("red", "cold", "broken", "heavy", "strange", "loud", "green", "expensive", "tiny", "old"),
-}
-KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
 
 
 def normal_form(text: str) -> str:
@@ -188,7 +127,7 @@ def normal_form(text: str) -> str:
     return " ".join(re.sub(r"[^a-z0-9 ]", " ", text.lower()).split())
 
 
-PANEL_FORMS = frozenset(normal_form(p) for prompts in PANEL.values() for p in prompts)
+PANEL_FORMS = frozenset(normal_form(p) for panel in PANELS.values() for prompts in panel.values() for p in prompts)
 # Drawn for training: thanks (both demos' weakest intent) and out-of-scope (the most varied) most often, but not
 # so often that the other intents are forgotten: at 0.35 / 0.30 / 0.12 a 450-step LLaDA-2 fine-tune lost
 # capabilities prompts (90 -> 70 % on the panel) to the thanks answer.
@@ -307,26 +246,10 @@ def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
     return template, noised(rng, sentence.strip())
 
 
-def _each_slot(rng, pattern: str, slot: str, alphabet: str, shortest: int, longest: int) -> str:
-    """`pattern` with every `{slot}` replaced by its own random run of `alphabet`."""
-    return re.sub(r"\{" + slot + r"\}",
-                  lambda _: "".join(rng.choice(alphabet) for _ in range(rng.randint(shortest, longest))), pattern)
-
-
-def _fill(rng, pattern: str) -> str:
-    values = {name: rng.choice(pool) for name, pool in POOLS.items()}
-    values["a"], values["b"], values["n"] = rng.randint(2, 999), rng.randint(2, 99), rng.randint(2, 12)
-    # Each {noise} of a pattern its own run of keys ("{noise} {noise}" gave "gjwoj gjwoj"); likewise digits.
-    pattern = _each_slot(rng, pattern, "noise", KEYBOARD, 3, 10)
-    pattern = _each_slot(rng, pattern, "digits", "0123456789", 2, 8)
-    values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
-    return pattern.format(**values)
-
-
 def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
     while True:   # a filled pattern may happen to be a panel prompt ("2+2=?"): training never shows one
         kind, pattern = rng.choice(out_of_scope_patterns(split))
-        text = _fill(rng, pattern)
+        text = fill(rng, pattern)
         if kind != "gibberish":
             text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + closer(rng))
         text = text.strip() or "?"

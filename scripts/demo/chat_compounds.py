@@ -18,11 +18,23 @@ PARTS = {
         ("thanks", "thank you", "thx", "ty", "cheers", "much appreciated", "appreciate it", "many thanks",
          "thank u", "thanks heaps", "tnx", "thnks", "thankyou", "thanku", "obliged", "grateful", "bless you",
          "kudos", "props", "big thanks", "ta very much", "appreciated", "i'm grateful", "i'm obliged",
-         "i owe you", "you're a star", "you're a gem", "my thanks", "gratitude", "thanks loads"),
+         "i owe you", "you're a star", "you're a gem", "my thanks", "gratitude", "thanks loads",
+         # 2026-12-05: abbreviations, appreciation and praise as the thanks itself, thanks in other languages.
+         "thanks much", "thx so much", "tq", "thks", "tks", "thanx", "thnx", "tyvm", "tysm", "ty so much",
+         "thank you kindly", "appreciate you", "appreciate the help", "i appreciate that", "really appreciate it",
+         "you're a legend", "legend", "you're the best", "you're awesome", "you rock", "you saved me",
+         "you saved my day", "nice one", "good job", "well done", "great work", "merci", "gracias", "danke",
+         "grazie", "thanks a million", "thank you thank you", "thanks thanks", "i'm thankful", "much obliged",
+         "you're so kind", "how kind", "bless", "sending thanks"),
         ("", "", "", "for the help", "a lot", "so much", "a ton", "for that", "again", "very much",
          "for your help", "for the answer", "mate", "dude", "man", "buddy", "my friend", "bot", "a bunch",
          "loads", "tons", "big time", "heaps", "a million", "from me", "for real", "so so much",
-         "to you", "for everything", "for your time", "kindly", "x100"),
+         "to you", "for everything", "for your time", "kindly", "x100",
+         # What the thanks is for, naming what other prompts ask for: "thanks for the joke" is thanks, "tell me a
+         # joke" is not, so the intent has to come from the thanks, not from the topic.
+         "for the joke", "for the translation", "for the summary", "for the code", "for the recipe",
+         "for the tips", "for the info", "for explaining", "for the quick answer", "for the fix", "for the poem",
+         "for helping me", "for sorting that out", "for the advice", "for the maths", "for your patience"),
     ),
     "greeting": (
         ("", "", "hi", "hey", "hello", "yo", "heya", "hiya", "howdy", "greetings", "oh hey", "well hello", "hullo",
@@ -57,12 +69,19 @@ PARTS = {
 PRAISE = ("that works", "that helped", "that did it", "works now", "all sorted", "problem solved",
           "that makes sense", "got it", "that's perfect", "you nailed it", "spot on", "that's what i was after",
           "i get it now", "super clear", "that was quick", "exactly right", "just what i wanted", "that fixed it",
-          "really useful", "that's great", "you're the best", "huge help", "made my day", "that clears it up")
+          "really useful", "that's great", "you're the best", "huge help", "made my day", "that clears it up",
+          "that was exactly it", "you've been a huge help", "that answers my question", "you explained it well",
+          "great explanation", "now i understand", "makes sense now", "i learned a lot", "so helpful",
+          "that's really helpful", "this is so useful", "you made it easy", "that saved me hours", "what a help")
+# Appreciation as the whole message ("That was so helpful."): a share of thanks phrases are praise alone.
+PRAISE_ALONE = 0.15
 
 
 def build(rng, intent: str) -> str:
     """One phrase for `intent` from its parts (thanks sometimes with a sentence of praise around it)."""
     leads, cores, tails = PARTS[intent]
+    if intent == "thanks" and rng.random() < PRAISE_ALONE:
+        return " ".join(part for part in (rng.choice(leads), rng.choice(PRAISE)) if part)
     lead, core, tail = rng.choice(leads), rng.choice(cores), rng.choice(tails)
     words = " ".join(part for part in (lead, core, tail) if part)
     if intent == "greeting" and not words:

@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 from . import chat_compose
-from .panel_prompts import PANEL
+from .panel_prompts import PANELS
 from .tasks_chat import chat_answer
 from .tokenizers import load_tokenizer
 from .torch_llada2 import training_masks
@@ -60,9 +60,9 @@ def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, 
     return max(range(len(lines)), key=scores.__getitem__)
 
 
-def prompts_for(split: str | None, n: int, seed: int) -> dict[str, tuple[str, ...]]:
-    """{intent: prompts}: composed from `split`'s templates, or the hand-written panel when split is None."""
-    return PANEL if split is None else chat_compose.composed_prompts(n, seed, split)
+def prompts_for(split: str | None, n: int, seed: int, panel: str = "1") -> dict[str, tuple[str, ...]]:
+    """{intent: prompts}: composed from `split`'s templates, or hand-written panel `panel` when split is None."""
+    return PANELS[panel] if split is None else chat_compose.composed_prompts(n, seed, split)
 
 
 def load_model(folder: Path):
@@ -105,7 +105,8 @@ def main(argv=None) -> int:
     parser.add_argument("--model", type=Path, required=True, help="a LLaDA-2 demo folder (bundled or exported)")
     parser.add_argument("--split", choices=("train", "heldout"), default="train",
                         help="whose composed templates the prompts come from (default: train)")
-    parser.add_argument("--panel", action="store_true", help="the hand-written panel instead of composed prompts")
+    parser.add_argument("--panel", nargs="?", const="1", choices=tuple(PANELS), metavar="SET",
+                        help="a hand-written panel instead of composed prompts: 1 (default) or 2")
     parser.add_argument("--n", type=int, default=40, help="composed prompts per intent (default: 40)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -114,9 +115,9 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     model = load_model(args.model)
     tokenizer = load_tokenizer(args.model, "llada2_moe")
-    asked = prompts_for(None if args.panel else args.split, args.n, args.seed)
+    asked = prompts_for(None if args.panel else args.split, args.n, args.seed, args.panel or "1")
     result = probe(model, tokenizer, asked)
-    print(json.dumps({"model": str(args.model), "prompts": "panel" if args.panel else args.split,
+    print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else args.split,
                       "seed": args.seed, **result}, indent=1, ensure_ascii=False))
     return 0
 
