@@ -27,3 +27,13 @@ def test_no_prompt_is_built_from_a_training_body():
             form = chat_compose.normal_form(prompt)
             # A typo may hide the body; an untouched training body must never be the whole prompt.
             assert form not in train - held, prompt
+
+
+def test_eval_demo_names_the_panel_set_and_refuses_an_unknown_one(capsys):
+    import pytest
+
+    from bench.eval_demo import main
+
+    with pytest.raises(SystemExit) as refused:
+        main(["--model", "tui/demo/llada2-demo", "--panel", "3"])
+    assert refused.value.code == 2 and "invalid choice: '3'" in capsys.readouterr().err

@@ -65,3 +65,16 @@ def test_on_the_bundled_demo_it_predicts_the_line_the_app_writes():
         assert answer == predicted, prompt
         written.add(answer)
     assert written == set(lines)   # both lines occur, so agreeing is not agreeing on one constant
+
+
+def test_the_probe_asks_either_hand_written_panel(capsys):
+    import json
+
+    from scripts.demo.first_step_probe import main, prompts_for
+    from scripts.demo.panel_prompts import PANEL, PANEL_2
+
+    assert prompts_for(None, 0, 0) is PANEL and prompts_for(None, 0, 0, "2") is PANEL_2
+    assert main(["--model", str(LLADA), "--panel", "2"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["prompts"] == "panel 2" and report["n"] == 60
+    assert set(report["accuracy"]) == set(PANEL_2)
