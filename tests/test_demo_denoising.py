@@ -69,3 +69,12 @@ def test_only_full_blocks_are_held_to_three_steps():
     prompt's tail and has four or fewer positions left takes one step: the count holds full blocks only."""
     assert full_blocks_under_three_steps([(1, 3, 32), (2, 30, 32), (8, 32, 32)]) == 0
     assert full_blocks_under_three_steps([(2, 32, 32), (1, 16, 16), (3, 32, 32)]) == 2
+
+
+def test_diffusion_gemma_demo_has_a_step_to_spare_before_committing_a_block():
+    """At most 5 steps, a thanks the demo hesitated over ("cheers, that's great", the second panel) reached the
+    last step unsettled and was committed as "Yom're welcome! …"; with 6 it settles on the exact line."""
+    model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
+    assert model.generation_config["max_denoising_steps"] == 6
+    finished = list(engine.generate(model, messages=[{"role": "user", "content": "cheers, that's great"}]))[-1]
+    assert finished.content.strip() == chat_answer("thanks", "diffusion_gemma")

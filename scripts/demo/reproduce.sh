@@ -167,3 +167,25 @@ sixth_pass() {
     "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/d8a/model" --panel --composed 30 --seed 11
     "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel   # the same run's timing, for the ratio
 }
+
+# Seventh pass (2026-12-05, CPU, both cores): the composed data grown where the panels showed kinds missing from
+# training (scripts/demo/chat_out_of_scope.py: jokes, work on a text, everyday abbreviations that are not thanks,
+# keyboard walks; chat_compounds: praise alone, thanks for what other prompts ask), and a second hand-written panel
+# (panel_prompts.PANEL_2) written before this training to measure it. ll10: the bundled demo fine-tuned on it at 6
+# layers (SIGTERM at 1,077: the choice swung between the two lines from checkpoint to checkpoint, as in the fifth
+# pass); d8b: ll10's last checkpoint grown to 8 layers, twice the batch (first started with --steps 1500, SIGTERM at
+# 71, resumed with the schedule cut to fit the session). Every checkpoint probed on both panels and the held-out
+# templates (bench/results/demo_seventh_pass/probe-*.jsonl).
+seventh_pass() {
+    nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/ll10" --init-from tui/demo/llada2-demo \
+        --steps 2400 --warmup 30 --lr 2e-4 --min-lr 2e-5 --focus chat --composed-chat 0.8 --fully-noised 0.4 \
+        --token-budget 4096 --threads 2 --workers 0 --eval-every 0 --log-every 10 --checkpoint-every 50   # SIGTERM at 1,077
+    nice -n 10 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/d8b" --init-from "$RUNS/ll10/model" \
+        --size deep --steps 1100 --warmup 30 --lr 2e-4 --min-lr 2e-5 --focus chat --composed-chat 0.8 --fully-noised 0.4 \
+        --token-budget 8192 --threads 2 --workers 0 --eval-every 0 --log-every 10 --checkpoint-every 50
+    for panel in 1 2; do
+        for model in tui/demo/llada2-demo tui/demo/diffusion-gemma-demo "$RUNS/d8b/model"; do
+            "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel $panel
+        done
+    done
+}
