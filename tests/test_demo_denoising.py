@@ -3,12 +3,14 @@ denoising steps per block, a few positions at a time, and still the exact fixed 
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 
 import engine
 from bench.eval_panel import block_record, full_blocks_under_three_steps
 from engine.events import BlockCommitted, Finished, Step
 from engine.generation.llada2 import resolve_plan
+from engine.generation.sampling import linear_temperature
 from engine.settings import Settings
 from scripts.demo.tasks_chat import chat_answer
 from tui.demo_models import DEMO_NAMES, DEMO_ROOT
@@ -73,8 +75,22 @@ def test_only_full_blocks_are_held_to_three_steps():
 
 def test_diffusion_gemma_demo_has_a_step_to_spare_before_committing_a_block():
     """At most 5 steps, a thanks the demo hesitated over ("cheers, that's great", the second panel) reached the
-    last step unsettled and was committed as "Yom're welcome! …"; with 6 it settles on the exact line."""
+    last step unsettled and was committed as "Yom're welcome! …". Six steps with t_min 0.16 keep the first five
+    temperatures of the former schedule (1.6 -> 0.4 over 5) and add a sixth at 0.4, so a block that settled within
+    five steps is denoised exactly as before and a hesitant one gets one more step."""
     model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
-    assert model.generation_config["max_denoising_steps"] == 6
+    config = model.generation_config
+    assert config["max_denoising_steps"] == 6
+    six = [linear_temperature(6 - k, 6, config["t_min"], config["t_max"]) for k in range(6)]
+    five = [linear_temperature(5 - k, 5, 0.4, 1.6) for k in range(5)]
+    assert six[:5] == five and six[5] == np.float32(0.4)
+    thanks = chat_answer("thanks", "diffusion_gemma")
     finished = list(engine.generate(model, messages=[{"role": "user", "content": "cheers, that's great"}]))[-1]
-    assert finished.content.strip() == chat_answer("thanks", "diffusion_gemma")
+    assert finished.content.strip() == thanks
+    assert finished.stats.steps_per_block[0] == 6
+    former = engine.Settings(max_denoising_steps=5, t_min=0.4)
+    for prompt in ("Morning!", "Many thanks!"):
+        now = list(engine.generate(model, messages=[{"role": "user", "content": prompt}]))[-1]
+        before = list(engine.generate(model, messages=[{"role": "user", "content": prompt}], settings=former))[-1]
+        assert max(now.stats.steps_per_block) < 5
+        assert (now.content, now.stats.steps_per_block) == (before.content, before.stats.steps_per_block)
