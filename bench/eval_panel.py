@@ -87,11 +87,13 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
     return row
 
 
-def configurations(family: str, grid: bool) -> list[tuple[engine.Settings, bool]]:
+def configurations(family: str, grid: bool, base: dict | None = None) -> list[tuple[engine.Settings, bool]]:
+    """The defaults (with `base`'s settings on top, e.g. a former default to compare with), then the grid."""
+    base = dict(base or {})
     thinking = (False, True) if family == "diffusion_gemma" else (False,)
-    configs = [(engine.Settings(), think) for think in thinking]
+    configs = [(engine.Settings.from_dict(base), think) for think in thinking]
     if grid:
-        configs += [(engine.Settings(temp=temp, seed=seed), think) for think in thinking
+        configs += [(engine.Settings.from_dict(base | {"temp": temp, "seed": seed}), think) for think in thinking
                     for temp in (0.0, 0.5, 1.0) for seed in (1, 2, 3)]
     return configs
 
@@ -104,8 +106,9 @@ def composed_panel(n: int, seed: int) -> dict[str, tuple[str, ...]]:
     return chat_compose.composed_prompts(n, seed, "heldout")
 
 
-def evaluate_panel(model, grid: bool = False, panel: dict | None = None) -> dict:
-    rows = [run_configuration(model, settings, think, panel) for settings, think in configurations(model.family, grid)]
+def evaluate_panel(model, grid: bool = False, panel: dict | None = None, base: dict | None = None) -> dict:
+    rows = [run_configuration(model, settings, think, panel)
+            for settings, think in configurations(model.family, grid, base)]
     return {"configurations": rows, "garbled_total": sum(r["garbled"] for r in rows),
             "steps_per_block_min": min(r["steps_per_block_min"] for r in rows),
             "full_blocks_under_3_steps": sum(r["full_blocks_under_3_steps"] for r in rows),

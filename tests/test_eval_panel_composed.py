@@ -37,3 +37,20 @@ def test_eval_demo_names_the_panel_set_and_refuses_an_unknown_one(capsys):
     with pytest.raises(SystemExit) as refused:
         main(["--model", "tui/demo/llada2-demo", "--panel", "3"])
     assert refused.value.code == 2 and "invalid choice: '3'" in capsys.readouterr().err
+
+
+def test_eval_demo_settings_on_top_of_the_defaults_are_typed_and_checked(capsys):
+    import pytest
+
+    from bench.eval_demo import main, settings_from
+    from bench.eval_panel import configurations
+
+    assert settings_from(["max_denoising_steps=5", "t-min=0.4"]) == {"max_denoising_steps": 5, "t_min": 0.4}
+    configs = configurations("diffusion_gemma", grid=True, base={"max_denoising_steps": 5})
+    assert len(configs) == 20 and all(s.max_denoising_steps == 5 for s, _ in configs)
+    assert {(s.temp, s.seed) for s, _ in configs[2:]} == {(t, seed) for t in (0.0, 0.5, 1.0) for seed in (1, 2, 3)}
+    for bad in (["steps"], ["no_such=1"], ["max_denoising_steps=abc"], ["t_min=2", "t_max=1"]):
+        with pytest.raises(SystemExit):
+            main(["--model", "tui/demo/llada2-demo", "--panel", *[a for pair in bad for a in ("--setting", pair)]])
+        error = capsys.readouterr().err
+        assert "error:" in error and ("setting" in error or "t_min" in error), error
