@@ -22,13 +22,15 @@ DG_CANVAS = 32          # a short canvas: most answers fit one block, and traini
 MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400
 # Sampler defaults that let a user watch a block resolve. The tiny demos are so sure of their fixed answers that
 # the released defaults settle a whole block at the first step. DiffusionGemma: a hot first step (t_max 1.6)
-# spreads the entropy so the bound accepts a few positions at a time, and a 5-step schedule cools it to t_min
-# quickly (3 steps per block, about an eighth of the block accepted at the first). LLaDA-2: `threshold` 1.0 is
+# spreads the entropy so the bound accepts a few positions at a time, and the schedule cools it quickly (3 steps
+# per block, about an eighth of the block accepted at the first): 1.6 to 0.64 over five steps, then a sixth at
+# 0.4 (t_min 0.16 over 6) that only a block still unsettled after five takes, instead of being committed as it
+# stood (a garbled "Yom're welcome!" at 5 steps; bench/README.md, "Seventh pass"). LLaDA-2: `threshold` 1.0 is
 # never cleared, so every step unmasks exactly its quota, `steps` 8 = 4 positions of a 32-position block per
 # step. The quota also commits positions the tiny LLaDA-2 is unsure of: on the hand-written panel (bench/eval_demo.py
 # --panel) 4 of 60 answers garble against 2 with the old 0.999 / 32 steps (steps 4: 9); its fine-tune must fix it.
 DEMO_SAMPLING = {
-    "diffusion_gemma": {"max_denoising_steps": 5, "t_max": 1.6},
+    "diffusion_gemma": {"max_denoising_steps": 6, "t_max": 1.6, "t_min": 0.16},
     "llada2_moe": {"threshold": 1.0, "steps": 8},
 }
 
