@@ -31,8 +31,10 @@ from engine.settings import SPECS, SettingsError, parse_text  # noqa: E402
 from scripts.demo.panel_prompts import PANELS  # noqa: E402
 
 
-def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = False) -> dict:
-    """Per task (and per sub-task) accuracy; `keep_correct` also lists the (prompt, answer) pairs answered right."""
+def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = False,
+             settings: engine.Settings | None = None) -> dict:
+    """Per task (and per sub-task) accuracy; `keep_correct` also lists the (prompt, answer) pairs answered right;
+    `settings` on top of the checkpoint's defaults."""
     rows = {}
     cases = [(task, False) for task in tasks]
     if model.family == "diffusion_gemma" and "arithmetic" in tasks:
@@ -45,7 +47,8 @@ def evaluate(model, n: int, seed: int = 0, tasks=TASKS, keep_correct: bool = Fal
         correct_prompts = []
         for example in examples:
             began = time.perf_counter()
-            finished = list(engine.generate(model, messages=list(example.messages), think=example.think))[-1]
+            finished = list(engine.generate(model, messages=list(example.messages), think=example.think,
+                                            settings=settings))[-1]
             seconds += time.perf_counter() - began
             ok = is_correct(example, finished.content) and (not think or bool(finished.reasoning))
             correct += ok
@@ -98,7 +101,7 @@ def main(argv=None) -> int:
                         "composed from the held-out templates (scripts/demo/chat_compose.py) instead of the "
                         "hand-written panel (drawn with --seed)")
     parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
-                        help="with --panel: a sampler setting on top of the checkpoint's defaults, e.g. "
+                        help="a sampler setting on top of the checkpoint's defaults, e.g. "
                         "max_denoising_steps=5 (repeatable)")
     args = parser.parse_args(argv)
     try:
@@ -116,8 +119,9 @@ def main(argv=None) -> int:
                           "settings": overrides,
                           "seconds": round(time.perf_counter() - began, 1), **result}, indent=1))
         return 0
-    rows = evaluate(model, args.n, args.seed, tuple(args.tasks))
+    rows = evaluate(model, args.n, args.seed, tuple(args.tasks), settings=engine.Settings.from_dict(overrides))
     print(json.dumps({"model": args.model, "family": model.family, "n_per_task": args.n, "seed": args.seed,
+                      "settings": overrides,
                       "seconds": round(time.perf_counter() - began, 1), "tasks": rows}, indent=1))
     return 0
 

@@ -89,7 +89,7 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
 
 def configurations(family: str, grid: bool, base: dict | None = None) -> list[tuple[engine.Settings, bool]]:
     """The defaults (with `base`'s settings on top, e.g. a former default to compare with), then the grid."""
-    base = dict(base or {})
+    base = base or {}
     thinking = (False, True) if family == "diffusion_gemma" else (False,)
     configs = [(engine.Settings.from_dict(base), think) for think in thinking]
     if grid:

@@ -73,7 +73,7 @@ def test_the_probe_asks_either_hand_written_panel(capsys):
     from scripts.demo.first_step_probe import main, prompts_for
     from scripts.demo.panel_prompts import PANEL, PANEL_2
 
-    assert prompts_for(None, 0, 0) is PANEL and prompts_for(None, 0, 0, "2") is PANEL_2
+    assert prompts_for("train", 0, 0, "1") is PANEL and prompts_for("train", 0, 0, "2") is PANEL_2
     assert main(["--model", str(LLADA), "--panel", "2"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["prompts"] == "panel 2" and report["n"] == 60

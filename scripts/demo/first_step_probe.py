@@ -60,9 +60,9 @@ def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, 
     return max(range(len(lines)), key=scores.__getitem__)
 
 
-def prompts_for(split: str | None, n: int, seed: int, panel: str = "1") -> dict[str, tuple[str, ...]]:
-    """{intent: prompts}: composed from `split`'s templates, or hand-written panel `panel` when split is None."""
-    return PANELS[panel] if split is None else chat_compose.composed_prompts(n, seed, split)
+def prompts_for(split: str, n: int, seed: int, panel: str | None = None) -> dict[str, tuple[str, ...]]:
+    """{intent: prompts}: hand-written panel `panel` when one is named, else composed from `split`'s templates."""
+    return PANELS[panel] if panel else chat_compose.composed_prompts(n, seed, split)
 
 
 def load_model(folder: Path):
@@ -115,7 +115,7 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     model = load_model(args.model)
     tokenizer = load_tokenizer(args.model, "llada2_moe")
-    asked = prompts_for(None if args.panel else args.split, args.n, args.seed, args.panel or "1")
+    asked = prompts_for(args.split, args.n, args.seed, args.panel)
     result = probe(model, tokenizer, asked)
     print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else args.split,
                       "seed": args.seed, **result}, indent=1, ensure_ascii=False))
