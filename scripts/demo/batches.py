@@ -138,6 +138,16 @@ class LLaDABatch:
     prompt_lengths: list[int]
 
 
+def decision_block(prompt_lengths: list[int], length: int, block: int) -> torch.Tensor:
+    """[B, T] bool: each example's answer positions in the block that holds its first answer token. The sampler's
+    first step sees that block all masked, and the demos' two fixed lines part there: a weight on these positions
+    (train.py --decision-weight) makes the choice count in the loss as it does in the app, where the rest of
+    the answer, ~6 positions in 7, only copies the line already chosen."""
+    starts = torch.tensor(prompt_lengths)[:, None]
+    at = torch.arange(length)[None, :]
+    return (at >= starts) & (at < (starts // block + 1) * block)
+
+
 def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator,
                 fully_noised: float = FULLY_NOISED) -> LLaDABatch:
     lengths = [llada_length(e, block) for e in group]

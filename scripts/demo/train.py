@@ -31,7 +31,7 @@ from pathlib import Path
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
-from . import compact  # noqa: E402
+from . import batches, compact  # noqa: E402
 from .feed import Feed, FeedSpec  # noqa: E402
 from .demo_config import SIZES, demo_checkpoint_config  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
@@ -81,10 +81,18 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--ema", type=float, default=0.0, metavar="DECAY", help="export a moving average of the "
                    "weights with this decay (e.g. 0.998; scripts/demo/weight_average.py) instead of the last "
                    "step's; 0 = off")
+    p.add_argument("--decision-weight", type=float, default=1.0, metavar="W", help="LLaDA-2: weight of the "
+                   "answer's first block in the loss (scripts/demo/batches.decision_block), W times every other "
+                   "position's; 1 = the plain mean")
     p.add_argument("--size", default="demo", choices=SIZES, help="model size preset "
                    "(scripts/demo/demo_config.py); a LLaDA-2 --init-from with fewer layers is grown to it "
                    "(scripts/demo/deepen.py)")
-    return p.parse_args(argv)
+    args = p.parse_args(argv)
+    if args.decision_weight <= 0:
+        p.error("--decision-weight must be above 0")
+    if args.decision_weight != 1 and args.family != "llada2_moe":
+        p.error("--decision-weight weights LLaDA-2's first answer block; DiffusionGemma's loss has no such block")
+    return args
 
 
 def initialise(model: torch.nn.Module, generator: torch.Generator) -> None:
@@ -260,7 +268,12 @@ class Trainer:
         target = compact.take(clean, layout.gather)
         masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
         logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
-        return F.cross_entropy(logits[masked].float(), target[masked]), count
+        losses = F.cross_entropy(logits[masked].float(), target[masked], reduction="none")
+        if self.args.decision_weight == 1:
+            return losses.mean(), count
+        decision = batches.decision_block(batch.prompt_lengths, length, self.block)
+        weights = 1 + (self.args.decision_weight - 1) * compact.take(self._on_device(decision), layout.gather)[masked]
+        return (losses * weights).sum() / weights.sum(), count
 
     # ---- the loop ---------------------------------------------------------------------------------------
 
