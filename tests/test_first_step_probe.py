@@ -4,6 +4,7 @@ including the prompts the demo gets wrong."""
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 import engine
@@ -78,3 +79,18 @@ def test_the_probe_asks_either_hand_written_panel(capsys):
     report = json.loads(capsys.readouterr().out)
     assert report["prompts"] == "panel 2" and report["n"] == 60
     assert set(report["accuracy"]) == set(PANEL_2)
+    # Every miss sits on the wrong side of the model's own threshold, 0: thanks below it, the rest above.
+    assert report["missed"] and all((m["margin"] < 0) == (m["intent"] == "thanks") for m in report["missed"])
+    assert 0.5 < report["margin"]["auc"] <= 1 and report["margin"]["best_accuracy"] >= report["overall"]
+
+
+def test_separation_tells_a_bias_from_a_ranking():
+    from scripts.demo.first_step_probe import separation
+
+    # Every thanks prompt above every other one, all below 0: ranked right, biased to the about line.
+    biased = [(True, -3.0), (True, -2.0), (False, -10.0), (False, -9.0)]
+    assert separation(biased) == {"auc": 1.0, "best_accuracy": 1.0, "best_threshold": -3.0}
+    mixed = [(True, 1.0), (True, -1.0), (False, 0.0), (False, -2.0)]
+    assert separation(mixed)["auc"] == 0.75 and separation(mixed)["best_accuracy"] == 0.75
+    with pytest.raises(ValueError):
+        separation([(True, 1.0)])

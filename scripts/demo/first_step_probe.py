@@ -10,7 +10,8 @@ block-causal forward (as the engine's block step), and each line is scored by it
 positions. `--split train` asks prompts composed from the training templates (scripts/demo/chat_compose.py), so
 the accuracy is how well training fitted the choice, not how it generalises; the answer text and the sampler are
 left out of it, which is why it can see what a training loss (one deciding token in ~45) hides.
-Prints one JSON object: accuracy per intent and overall, and the missed prompts.
+Prints one JSON object: accuracy per intent and overall, how well the thanks-minus-about margin separates thanks
+from the rest (`separation`), and the missed prompts with their margins.
 """
 
 from __future__ import annotations
@@ -48,16 +49,40 @@ def line_scores(logits: torch.Tensor, prompt_length: int, lines: list[list[int]]
     return scores
 
 
-def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, eos: int, block: int = BLOCK) -> int:
-    """The index of the line `model` (the trainer's LLaDA2Moe, or anything called as it is) scores highest on
-    the prompt's first answer block, all masked."""
+def first_block_scores(model, prompt: list[int], lines: list[list[int]], mask_id: int, eos: int,
+                       block: int = BLOCK) -> list[float]:
+    """Each line's log-likelihood by `model` (the trainer's LLaDA2Moe, or anything called as it is) on the
+    prompt's first answer block, all masked."""
     end = first_block_end(len(prompt), block)
     ids = torch.tensor([prompt + [mask_id] * (end - len(prompt))])
     masks = training_masks([end], block)
     with torch.no_grad():
         logits = model(ids, masks.positions, masks.clean)[0]
-    scores = line_scores(logits, len(prompt), lines, eos)
+    return line_scores(logits, len(prompt), lines, eos)
+
+
+def choose_line(model, prompt: list[int], lines: list[list[int]], mask_id: int, eos: int, block: int = BLOCK) -> int:
+    """The index of the line `model` scores highest on the prompt's first answer block, all masked."""
+    scores = first_block_scores(model, prompt, lines, mask_id, eos, block)
     return max(range(len(lines)), key=scores.__getitem__)
+
+
+def separation(margins: list[tuple[bool, float]]) -> dict:
+    """How well the thanks-minus-about margin tells thanks (True) from the rest, apart from where the line
+    between them falls: the area under the ROC curve (1 = every thanks prompt above every other one), and the
+    best accuracy any threshold would give, with that threshold (nats). The model's own threshold is 0; a
+    high AUC with a best threshold far from 0 is a bias more training can move, a low AUC a ranking it lacks."""
+    thanks = [m for is_thanks, m in margins if is_thanks]
+    others = [m for is_thanks, m in margins if not is_thanks]
+    if not thanks or not others:
+        raise ValueError("the margins need thanks prompts and other prompts")
+    auc = sum((t > o) + 0.5 * (t == o) for t in thanks for o in others) / (len(thanks) * len(others))
+    # A threshold just below each margin (and above them all): thanks is "margin >= threshold".
+    candidates = sorted({m for _, m in margins}) + [float("inf")]
+    best_accuracy, best_threshold = max(
+        (sum((m >= threshold) == is_thanks for is_thanks, m in margins) / len(margins), -abs(threshold), threshold)
+        for threshold in candidates)[0::2]
+    return {"auc": round(auc, 3), "best_accuracy": round(best_accuracy, 3), "best_threshold": round(best_threshold, 2)}
 
 
 def prompts_for(split: str, n: int, seed: int, panel: str | None = None) -> dict[str, tuple[str, ...]]:
@@ -83,21 +108,23 @@ def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
     lines = [chat_answer("thanks", "llada2_moe"), chat_answer("identity", "llada2_moe")]
     line_ids = [tokenizer.encode_text(line) for line in lines]
     mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
-    per_intent, missed, right_total = {}, [], 0
+    per_intent, missed, right_total, margins = {}, [], 0, []
     for intent, prompts in asked.items():
         expected = 0 if intent == "thanks" else 1
         right = 0
         for prompt in prompts:
             ids = tokenizer.encode_chat([{"role": "user", "content": prompt}], think=False)
-            chosen = choose_line(model, ids, line_ids, mask_id, eos)
+            scores = first_block_scores(model, ids, line_ids, mask_id, eos)
+            chosen = 0 if scores[0] >= scores[1] else 1   # as choose_line: a tie is thanks
+            margins.append((intent == "thanks", scores[0] - scores[1]))
             right += chosen == expected
             if chosen != expected:
-                missed.append({"intent": intent, "prompt": prompt})
+                missed.append({"intent": intent, "prompt": prompt, "margin": round(scores[0] - scores[1], 2)})
         per_intent[intent] = round(right / len(prompts), 3)
         right_total += right
     asked_total = sum(len(p) for p in asked.values())
     return {"accuracy": per_intent, "overall": round(right_total / asked_total, 3), "n": asked_total,
-            "missed": missed}
+            "margin": separation(margins), "missed": missed}
 
 
 def main(argv=None) -> int:
