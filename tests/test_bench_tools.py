@@ -72,3 +72,13 @@ def test_a_tiny_real_layout_checkpoint_loads_and_denoises(tmp_path):
     finished = list(engine.generate(model, prompt_ids=[5, 6, 7],
                                     settings=engine.Settings(max_tokens=16, max_denoising_steps=2)))[-1]
     assert finished.stats.steps_per_block[0] == 2
+
+
+def test_time_demos_refuses_a_folder_that_is_no_checkpoint(tmp_path, capsys):
+    import pytest
+
+    from bench.time_demos import main
+
+    with pytest.raises(SystemExit) as stopped:
+        main([str(tmp_path)])
+    assert stopped.value.code == 2 and "no config.json there" in capsys.readouterr().err

@@ -28,6 +28,9 @@ def test_each_bundled_demo_loads_in_its_real_layout_and_carries_a_model_card():
         readme = (card.path / "README.md").read_text()
         for heading in ("## Tasks it answers", "## Measured accuracy", "## Training", "## Data recipe", "## Limits"):
             assert heading in readme, (card.path.name, heading)
+        # The card's size is the checkpoint's own (it said 6 layers of the LLaDA-2 demo grown to 8).
+        config = json.loads((card.path / "config.json").read_text())
+        assert f"{config.get('text_config', config)['num_hidden_layers']} layers" in readme.split("\n\n")[1]
     # One of them exercises the mlx-community quantized path.
     assert sum(layout is not None for layout in layouts.values()) == 1
 
@@ -107,3 +110,12 @@ def test_the_empty_chats_three_examples_cover_each_answer_then_more_prompts_shar
     assert picked == [("Many thanks!", welcome), ("Morning!", about), ("Who are you, really?", about)]
     showcase = ("What is 47 + 385?", "47 + 385 = 432")
     assert pick_examples(rows, [], [showcase])[:2] == [showcase, ("Many thanks!", welcome)]
+
+
+def test_the_card_reads_its_size_from_the_checkpoint():
+    from scripts.demo.bundle import size_line
+
+    grown = {"hidden_size": 128, "num_hidden_layers": 8, "num_experts": 4, "num_experts_per_tok": 2}
+    assert size_line(grown, 2_310_812) == "hidden 128, 8 layers, 4 experts top-2, about 2.3 M parameters"
+    gemma = {"text_config": {"hidden_size": 64, "num_hidden_layers": 2, "num_experts": 4, "top_k_experts": 2}}
+    assert size_line(gemma, 400_000).startswith("hidden 64, 2 layers, 4 experts top-2")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import shutil
 import sys
 from pathlib import Path
@@ -122,8 +123,24 @@ def summary_of(claimed: list[str], rows: dict, trained_last: list[str], bar: flo
             f"(below its {bar:.0%} bar)")
 
 
+def size_line(config: dict, parameters: int) -> str:
+    """The card's size, read from the checkpoint itself (the LLaDA-2 demo was grown from 6 layers to 8)."""
+    text = config.get("text_config", config)
+    top_k = text.get("num_experts_per_tok") or text.get("top_k_experts")
+    return (f"hidden {text['hidden_size']}, {text['num_hidden_layers']} layers, {text['num_experts']} experts "
+            f"top-{top_k}, about {parameters / 1e6:.1f} M parameters")
+
+
+def parameter_count(weights: Path) -> int:
+    """Elements in an unquantized safetensors file (the run's export, before any quantization)."""
+    from safetensors import safe_open
+
+    with safe_open(str(weights), framework="numpy") as file:
+        return sum(math.prod(file.get_slice(name).get_shape()) for name in file.keys())
+
+
 def model_card(family: str, dest: Path, claimed: list[str], rows: dict, training: dict, bits: int | None,
-               n: int, command: str) -> str:
+               n: int, command: str, size: str) -> str:
     title = TITLES[family]
     table = ["| task | held-out accuracy | steps per block | tokens/s (2 cores) | claimed |", "|---|---|---|---|---|"]
     for name, row in rows.items():
@@ -135,7 +152,7 @@ def model_card(family: str, dest: Path, claimed: list[str], rows: dict, training
     unclaimed = [t for t in TASKS if t not in claimed]
     return f"""# {title}
 
-A tiny {family} checkpoint (hidden 128, 6 layers, 4 experts top-2, about 3 M parameters) trained from scratch on
+A tiny {family} checkpoint ({size}) trained from scratch on
 this repository's synthetic curriculum, so that diffusion-chat has a model that answers something offline. It
 is not a language model in any general sense: outside its tasks it produces fluent-looking nonsense.
 
@@ -201,7 +218,10 @@ def main(argv=None) -> int:
     command = args.command or f"`python -m scripts.demo.train --family {model.family} --out runs/{model.family}`"
     shown = args.dest.resolve()
     shown = shown.relative_to(REPO) if shown.is_relative_to(REPO) else shown
-    card = model_card(model.family, shown, claimed, rows, training_summary(args.run), args.bits, args.n, command)
+    size = size_line(json.loads((args.dest / "config.json").read_text()),
+                     parameter_count(args.run / "model" / "model.safetensors"))
+    card = model_card(model.family, shown, claimed, rows, training_summary(args.run), args.bits, args.n, command,
+                      size)
     (args.dest / "README.md").write_text(card, encoding="utf-8")
     print(json.dumps(demo))
     return 0
