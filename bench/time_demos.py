@@ -40,10 +40,10 @@ def main(argv=None) -> int:
             for _ in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
                 pass
             seconds[name].append(time.perf_counter() - began)
-    baseline = sum(seconds[str(args.models[0])])
-    print(json.dumps({"panel": args.panel, "answers": len(seconds[str(args.models[0])]),
+    baseline = seconds[str(args.models[0])]
+    print(json.dumps({"panel": args.panel, "answers": len(baseline),
                       "models": {name: {"mean": round(sum(s) / len(s), 3), "max": round(max(s), 3),
-                                        "ratio": round(sum(s) / baseline, 2)} for name, s in seconds.items()}},
+                                        "ratio": round(sum(s) / sum(baseline), 2)} for name, s in seconds.items()}},
                      indent=1))
     return 0
 

@@ -138,6 +138,12 @@ class LLaDABatch:
     prompt_lengths: list[int]
 
 
+def first_block_end(prompt_length, block: int):
+    """Where the block holding the answer's first token ends (an int, or a tensor of them). Blocks count from
+    position 0, so the answer's first token shares a block with the prompt's tail."""
+    return (prompt_length // block + 1) * block
+
+
 def decision_block(prompt_lengths: list[int], length: int, block: int) -> torch.Tensor:
     """[B, T] bool: each example's answer positions in the block that holds its first answer token. The sampler's
     first step sees that block all masked, and the demos' two fixed lines part there: a weight on these positions
@@ -145,7 +151,7 @@ def decision_block(prompt_lengths: list[int], length: int, block: int) -> torch.
     the answer, ~6 positions in 7, only copies the line already chosen."""
     starts = torch.tensor(prompt_lengths)[:, None]
     at = torch.arange(length)[None, :]
-    return (at >= starts) & (at < (starts // block + 1) * block)
+    return (at >= starts) & (at < first_block_end(starts, block))
 
 
 def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator,

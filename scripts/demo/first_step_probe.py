@@ -24,17 +24,13 @@ from pathlib import Path
 import torch
 
 from . import chat_compose
+from .batches import first_block_end
 from .panel_prompts import PANELS
 from .tasks_chat import chat_answer
 from .tokenizers import load_tokenizer
 from .torch_llada2 import training_masks
 
 BLOCK = 32   # the demo's block length (generation_config.json), as the trainer's
-
-
-def first_block_end(prompt_length: int, block: int) -> int:
-    """Blocks count from position 0, so the answer's first token shares a block with the prompt's tail."""
-    return (prompt_length // block + 1) * block
 
 
 def line_scores(logits: torch.Tensor, prompt_length: int, lines: list[list[int]], fill: int) -> list[float]:
@@ -114,12 +110,13 @@ def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
         right = 0
         for prompt in prompts:
             ids = tokenizer.encode_chat([{"role": "user", "content": prompt}], think=False)
-            scores = first_block_scores(model, ids, line_ids, mask_id, eos)
-            chosen = 0 if scores[0] >= scores[1] else 1   # as choose_line: a tie is thanks
-            margins.append((intent == "thanks", scores[0] - scores[1]))
+            thanks_score, about_score = first_block_scores(model, ids, line_ids, mask_id, eos)
+            margin = thanks_score - about_score
+            chosen = 0 if margin >= 0 else 1   # as choose_line: a tie is thanks
+            margins.append((intent == "thanks", margin))
             right += chosen == expected
             if chosen != expected:
-                missed.append({"intent": intent, "prompt": prompt, "margin": round(scores[0] - scores[1], 2)})
+                missed.append({"intent": intent, "prompt": prompt, "margin": round(margin, 2)})
         per_intent[intent] = round(right / len(prompts), 3)
         right_total += right
     asked_total = sum(len(p) for p in asked.values())
