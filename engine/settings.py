@@ -81,6 +81,9 @@ class Settings:
     diffusion_threshold_end: float | None = _spec(
         float, LL, "Threshold end", "threshold at the last step of a block (linear schedule from "
         "--diffusion-threshold; default: constant)", minimum=0.0, exclusive_minimum=True, maximum=1.0)
+    max_transfer_per_step: int | None = _spec(
+        int, LL, "Most unmasked per step", "unmask at most this many positions a step, the most confident first "
+        "(never fewer than the step's share of the block; 0 = no cap, the official algorithm)", minimum=0)
     llada_mode: str | None = _spec(
         str, LL, "LLaDA-2.1 mode", "LLaDA-2.1 preset (the official modes): quality (threshold 0.7, editing at 0.5, 16 "
         "post steps) or speed (threshold 0.5, editing at 0, 16); settings given beside it win", choices=LLADA_MODES,

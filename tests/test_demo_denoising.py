@@ -64,6 +64,28 @@ def test_the_panel_defaults_follow_the_generation_config(name):
     else:
         assert defaults["max_denoising_steps"] == generation["steps"]
         assert defaults["diffusion_threshold"] == generation["threshold"]
+        assert defaults["max_transfer_per_step"] == generation["max_transfer_per_step"]
+
+
+@pytest.mark.parametrize("prompt", ["thx so much", "thx so much!!"])
+def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt):
+    """These prompts leave 4 (2) answer positions in the first block, and the demo is unsure between its two
+    lines there (confidence 0.5-0.7). Committed together, as the uncapped 4-a-step schedule did, they mixed the
+    lines ("Y'm re welcome! I'm only a tiny LLunA-2 demo model."). Now the first step commits only the surest of
+    them and the rest follow, seeing it: one whole line, the right one for "thx so much" (with "!!" the surest
+    position is the about line's apostrophe, so that line, whole)."""
+    model = engine.load(str(DEMO_ROOT / "llada2-demo"))
+    first_block = []
+    for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
+        if isinstance(event, Step) and event.block == 0:
+            first_block.append(event.newly_accepted)
+        elif isinstance(event, Finished):
+            finished = event
+    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    assert finished.content.strip() in lines
+    if prompt == "thx so much":
+        assert finished.content.strip() == chat_answer("thanks", model.family)
+    assert first_block[0] == 1 and len(first_block) > 1, first_block
 
 
 def test_only_full_blocks_are_held_to_three_steps():

@@ -191,6 +191,26 @@ def test_threshold_schedule_drives_each_step(model):
     assert sum(events[-1].stats.steps_per_block) < sum(strict[-1].stats.steps_per_block)
 
 
+
+def test_a_cap_on_commits_per_step_drives_each_step(model):
+    """Random weights are unsure everywhere, so at a low threshold every masked position clears it: without the
+    cap a step commits all of them; with it, at most max(cap, quota), the most confident."""
+    prompt = _trace("greedy_p0")[0]["input_ids"]
+    settings = engine.Settings(max_tokens=40, diffusion_threshold=0.0001, max_denoising_steps=32)
+    uncapped = _run(model, prompt, settings)
+    assert max(step.newly_accepted for step in _steps(uncapped)) > 3
+    events = _run(model, prompt, settings.replace(max_transfer_per_step=3))
+    previous = {}
+    for step in _steps(events):
+        before = previous.get(step.block, np.arange(32) < step.prompt_positions)
+        confidence = np.where(before, -np.inf, step.scores)
+        np.testing.assert_array_equal(step.accepted & ~before, select_transfer(confidence, 1, 0.0001, 3))
+        assert step.newly_accepted <= 3
+        previous[step.block] = step.accepted
+    assert sum(events[-1].stats.steps_per_block) > sum(uncapped[-1].stats.steps_per_block)
+    assert resolve_plan(engine.Settings(), {"max_transfer_per_step": 4}).max_transfer_per_step == 4
+    assert resolve_plan(engine.Settings(max_transfer_per_step=0), {"max_transfer_per_step": 4}).max_transfer_per_step == 0
+
 # ---- events --------------------------------------------------------------------------------------------------
 
 def test_event_stream_shape(model):

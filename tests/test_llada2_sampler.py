@@ -38,6 +38,19 @@ def test_select_transfer_rules():
     assert not select_transfer(np.array([inf, inf]), 1, 0.95).any()
 
 
+def test_a_cap_keeps_the_most_confident_above_the_threshold_but_never_fewer_than_the_quota():
+    inf = -np.inf
+    confident = np.array([0.99, 0.97, inf, 0.999, 0.98])
+    assert select_transfer(confident, 1, 0.95, cap=0).tolist() == [True, True, False, True, True]   # no cap
+    assert select_transfer(confident, 1, 0.95, cap=2).tolist() == [True, False, False, True, False]
+    assert select_transfer(confident, 1, 0.95, cap=4).tolist() == [True, True, False, True, True]   # within it
+    # the quota wins over a smaller cap, so a block still fills within its steps
+    assert select_transfer(confident, 3, 0.95, cap=1).tolist() == [True, False, False, True, True]
+    # unsure positions (below the threshold) go one at a time at quota 1, whatever the cap
+    unsure = np.array([0.68, 0.52, 0.67, 0.66])
+    assert select_transfer(unsure, 1, 0.9, cap=4).tolist() == [True, False, False, False]
+
+
 def test_reveal_order_with_fixed_confidences():
     confidence = np.array([0.95, 0.80, 0.99, 0.70])
     masked = np.ones(4, bool)

@@ -16,7 +16,10 @@ Deliberate differences from the official code:
 * temperature 0 is greedy even when top-k / top-p are set (the official code then samples at T = 1: this
   changes that trajectory, on purpose);
 * an optional linear threshold schedule (`diffusion_threshold` -> `diffusion_threshold_end` over a block's
-  steps, as mlx-vlm offers); constant by default, and only when enabled does it change a trajectory.
+  steps, as mlx-vlm offers); constant by default, and only when enabled does it change a trajectory;
+* an optional cap on the positions one step commits (`max_transfer_per_step`, as mlx-vlm offers), never below
+  the step's quota; off by default. With a quota of 1 (steps = block length) it lets sure positions resolve
+  several a step while positions unsure of each other resolve one after another, each seeing the last.
 
 LLaDA-2.1 token editing (the 2.1 `generate()`, "M2T + T2T"), when `token_editing` is on: every step also
 re-writes already filled positions (not the prompt, not a fill's given text) whose candidate differs from what
@@ -76,6 +79,7 @@ class Plan:
     max_denoising_steps: int          # denoising forwards per block at most
     diffusion_threshold: float        # at the first step of a block
     diffusion_threshold_end: float    # at the last step of a block
+    max_transfer_per_step: int        # 0 = no cap (the official loop)
     temp: float
     top_k: int | None
     top_p: float | None
@@ -92,7 +96,8 @@ class Plan:
 
 def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint: bool = False) -> Plan:
     """None -> the generation_config's `block_length`, `steps` and `threshold` (the official generate()'s names),
-    else the official defaults: block 32, steps 32, threshold 0.95; greedy; max_tokens from the checkpoint's
+    else the official defaults: block 32, steps 32, threshold 0.95, no cap on a step's commits
+    (`max_transfer_per_step`, mlx-vlm's name); greedy; max_tokens from the checkpoint's
     generation_config (max_new_tokens), else 256; editing off, or for a 2.1 checkpoint
     (`editing_checkpoint`) the 2.1 code's 0.9 with 16 post steps. Asking for an editing threshold or a preset
     turns editing on unless `token_editing` says off. A `llada_mode` preset fills what is unset."""
@@ -116,6 +121,7 @@ def resolve_plan(settings: Settings, generation_config: dict, editing_checkpoint
         max_denoising_steps=steps,
         diffusion_threshold=threshold,
         diffusion_threshold_end=float(first_set(settings.diffusion_threshold_end, threshold)),
+        max_transfer_per_step=int(first_set(settings.max_transfer_per_step, g.get("max_transfer_per_step"), 0)),
         temp=float(first_set(settings.temp, 0.0)),
         top_k=settings.top_k or None,
         top_p=settings.top_p if settings.top_p is not None and settings.top_p < 1.0 else None,
@@ -247,7 +253,7 @@ class Denoiser:
             transfer = np.zeros(length, dtype=bool)
             if unmasking:
                 confidence = np.where(masked, probability_np, -np.inf)
-                transfer = select_transfer(confidence, quotas[step], thresholds[step])
+                transfer = select_transfer(confidence, quotas[step], thresholds[step], plan.max_transfer_per_step)
             edited = None
             if plan.editing:
                 # (never into the mask id: an edit must not take a filled position back to a mask)

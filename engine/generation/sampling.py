@@ -87,16 +87,22 @@ def threshold_schedule(start: float, end: float, steps: int) -> list[float]:
     return [start - (start - end) * s / max(1, steps - 1) for s in range(steps)]
 
 
-def select_transfer(confidence: np.ndarray, quota: int, threshold: float) -> np.ndarray:
+def select_transfer(confidence: np.ndarray, quota: int, threshold: float, cap: int = 0) -> np.ndarray:
     """Positions to commit this step. `confidence` is -inf where nothing can be committed (not masked).
 
     Everything strictly above the threshold when that reaches the quota; otherwise the `quota` most confident
     positions (fewer if fewer are masked), ties to the lowest index. A NaN confidence still counts as masked
-    and ranks below every number, so the quota (and with it the block's step schedule) always holds."""
+    and ranks below every number, so the quota (and with it the block's step schedule) always holds.
+    `cap` > 0 keeps only the `cap` most confident of them (mlx-vlm's `max_transfer_per_step`), never fewer than
+    the quota: positions unsure of each other then resolve one after another instead of in one step."""
     high = confidence > threshold
-    if high.sum() >= quota:
+    count = int(high.sum())
+    if count < quota:
+        count = min(quota, int((~np.isneginf(confidence)).sum()))
+    elif cap <= 0 or count <= max(cap, quota):
         return high
-    count = min(quota, int((~np.isneginf(confidence)).sum()))
+    else:
+        count = max(cap, quota)
     ranked = np.where(np.isnan(confidence), np.finfo(confidence.dtype).min, confidence)
     chosen = np.argsort(-ranked, kind="stable")[:count]
     transfer = np.zeros(confidence.shape, dtype=bool)

@@ -25,13 +25,15 @@ MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) 
 # spreads the entropy so the bound accepts a few positions at a time, and the schedule cools it quickly (3 steps
 # per block, about an eighth of the block accepted at the first): 1.6 to 0.64 over five steps, then a sixth at
 # 0.4 (t_min 0.16 over 6) that only a block still unsettled after five takes, instead of being committed as it
-# stood (a garbled "Yom're welcome!" at 5 steps; bench/README.md, "Seventh pass"). LLaDA-2: `threshold` 1.0 is
-# never cleared, so every step unmasks exactly its quota, `steps` 8 = 4 positions of a 32-position block per
-# step. The quota also commits positions the tiny LLaDA-2 is unsure of: on the hand-written panel (bench/eval_demo.py
-# --panel) 4 of 60 answers garble against 2 with the old 0.999 / 32 steps (steps 4: 9); its fine-tune must fix it.
+# stood (a garbled "Yom're welcome!" at 5 steps; bench/README.md, "Seventh pass"). LLaDA-2: a quota of one
+# position a step (`steps` = the block length) with a cap of 4 (`max_transfer_per_step`): positions above the
+# `threshold` 0.9 resolve 4 a step (8 steps a full block), and positions below it one a step, each seeing the
+# last. Without the cap (`threshold` 1.0, `steps` 8: 4 a step whatever the confidence) a first block with 4
+# answer positions unsure between two lines committed them together ("thx so much" -> "Y'm re welcome!";
+# bench/README.md, "Ninth pass").
 DEMO_SAMPLING = {
     "diffusion_gemma": {"max_denoising_steps": 6, "t_max": 1.6, "t_min": 0.16},
-    "llada2_moe": {"threshold": 1.0, "steps": 8},
+    "llada2_moe": {"threshold": 0.9, "steps": 32, "max_transfer_per_step": 4},
 }
 
 

@@ -250,3 +250,21 @@ eighth_pass() {
     "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/w8" --dest tui/demo/llada2-demo --tasks chat --n 50 \
         --n-other 8 --command '`scripts/demo/reproduce.sh`, `eighth_pass`'
 }
+
+# Ninth pass (2026-12-06, CPU), bundled (bench/README.md, "Ninth pass"): no training. The LLaDA-2 demo's
+# sampler defaults become one position a step at the least and at most 4 (`max_transfer_per_step`), threshold
+# 0.9, so answer positions it is unsure of resolve one after another. The same weights under both defaults:
+# "$RUNS/w8/model" keeps the generation_config it was exported with (threshold 1.0, 8 steps: 4 a step).
+ninth_pass() {
+    "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/w8" --dest tui/demo/llada2-demo --tasks chat --n 50 \
+        --n-other 8 --command '`scripts/demo/reproduce.sh`, `ninth_pass`'
+    for model in tui/demo/llada2-demo "$RUNS/w8/model"; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 1
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 2
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 1 --grid
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 2 --grid
+    done
+    "$APP_PYTHON" bench/time_demos.py tui/demo/llada2-demo "$RUNS/w8/model"
+}
