@@ -345,6 +345,37 @@ async def test_the_first_load_says_what_is_loading_and_what_it_does(app_env, mon
 
 
 @pytest.mark.parametrize("size", SIZES)
+async def test_a_second_enter_while_the_picked_model_loads_does_not_cancel_it(app_env, monkeypatch, size):
+    """The picker called its busy flag `loading`, Textual's reactive that swaps a widget's content for a spinner:
+    the list lost focus to the Cancel button, so a double-tapped Enter cancelled the load ("Loading
+    cancelled.") and the load's status and progress never showed."""
+    import threading
+
+    import engine.io.loader as loader
+
+    release, load = threading.Event(), loader.load
+
+    def held_load(*args, **kwargs):   # the load waits until the test has pressed Enter again
+        release.wait(10)
+        return load(*args, **kwargs)
+
+    monkeypatch.setattr(loader, "load", held_load)
+    app = make_app(None)
+    async with app.run_test(size=size) as pilot:
+        picker = await _picker(pilot)
+        await pilot.pause()
+        await pilot.press("down", "enter")
+        status = picker.query_one("#load-status")
+        await wait_for(pilot, lambda: "Loading" in str(status.render()), "the load's status")
+        assert picker.focused is picker.query_one("#model-choices") and shown_whole(status)
+        await pilot.press("enter")
+        await pilot.pause()
+        release.set()
+        await wait_for_model(pilot)
+        assert app.model_info.name == "llada2-demo"
+
+
+@pytest.mark.parametrize("size", SIZES)
 async def test_a_count_that_lands_while_the_counter_moves_is_shown_by_the_same_widget(app_env, size):
     # With the sampler panel open (at 80 and at 100 columns) the count goes under the message box, and back
     # beside it once the panel closes: a class on its row moves it, so the widget a count from the worker

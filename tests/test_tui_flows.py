@@ -107,7 +107,7 @@ async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(ap
         # Wait for the new state (the reason), never for the old one to go away: the click's handler may not
         # even have run yet.
         await wait_for(pilot, lambda: "model folder not found" in str(status.render()), "the load to fail")
-        assert not picker.loading
+        assert not picker.busy
         # A Hub id that is not cached while offline, sent with Enter (a second click within Textual's 0.2 s
         # press effect would be ignored by the button, as it is for a person).
         ref = picker.query_one("#model-ref", Input)
@@ -115,7 +115,7 @@ async def test_no_model_opens_the_picker_with_the_demo_and_cached_checkpoints(ap
         ref.focus()
         await pilot.press("enter")
         await wait_for(pilot, lambda: "HF_HUB_OFFLINE" in str(status.render()), "the load to fail")
-        assert not picker.loading
+        assert not picker.busy
         # The bundled demo works offline.
         options.focus()
         options.highlighted = 0
@@ -206,7 +206,7 @@ async def test_a_download_shows_progress_and_esc_cancels_it(app_env):
         assert "of 50.0 MiB (Esc cancels)" in str(status.render())
         await pilot.press("escape")
         await wait_for(pilot, lambda: str(status.render()) == "Loading cancelled.", "the cancel")
-        assert not picker.loading and not bar.display
+        assert not picker.busy and not bar.display
         assert isinstance(app.screen, ModelPickerScreen) and app.model_info is None
         # The picker still works afterwards.
         options = picker.query_one(OptionList)

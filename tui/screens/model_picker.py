@@ -113,7 +113,9 @@ class ModelPickerScreen(ModalScreen[None]):
     def __init__(self, message: str = ""):
         super().__init__(classes="dialog-screen")
         self.initial_message = message
-        self.loading = False
+        # Not `loading`: that name is Textual's reactive that swaps a widget's content for a spinner, which
+        # blurred the list and left Enter on Cancel (a second Enter cancelled the load).
+        self.busy = False   # a load or a connection is under way
         self.choices: list[ModelChoice] = [*demo_choices(), connect_choice(), *download_choices([])]
 
     def compose(self) -> ComposeResult:
@@ -187,7 +189,7 @@ class ModelPickerScreen(ModalScreen[None]):
             lambda text: self.request_connect(*parse_server(text)) if text else None)
 
     def request_connect(self, url: str, api_key: str | None) -> None:
-        if self.loading:
+        if self.busy:
             return
         self._start_loading(f"Connecting to {url}… (Esc cancels)")
         self.post_message(self.ConnectRequested(url, api_key))
@@ -215,13 +217,13 @@ class ModelPickerScreen(ModalScreen[None]):
             self.show_error("Type a checkpoint folder or a Hugging Face id, or pick one above.")
 
     def request_load(self, ref: str) -> None:
-        if self.loading:
+        if self.busy:
             return
         self._start_loading(f"Loading {ref}… (Esc cancels)")
         self.post_message(self.LoadRequested(ref))
 
     def _start_loading(self, status: str) -> None:
-        self.loading = True
+        self.busy = True
         self.query_one("#load", Button).disabled = True
         progress = self.query_one(ProgressBar)
         progress.update(total=None, progress=0)
@@ -237,7 +239,7 @@ class ModelPickerScreen(ModalScreen[None]):
         self._status(f"Downloading {description}: {size} (Esc cancels)")
 
     def show_error(self, message: str) -> None:
-        self.loading = False
+        self.busy = False
         self.query_one("#load", Button).disabled = False
         self.query_one(ProgressBar).display = False
         self._status(message)
@@ -252,7 +254,7 @@ class ModelPickerScreen(ModalScreen[None]):
             status.scroll_visible(animate=False)
 
     def action_cancel(self) -> None:
-        if self.loading:
+        if self.busy:
             self.post_message(self.CancelRequested())
         else:
             self.dismiss(None)
