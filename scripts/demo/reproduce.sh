@@ -267,6 +267,9 @@ ninth_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 2 --grid
     done
     "$APP_PYTHON" bench/time_demos.py tui/demo/llada2-demo "$RUNS/w8/model"
+    # The official threshold instead of 0.9.
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel --composed 30 --seed 11 --setting diffusion_threshold=0.95
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel 1 --setting diffusion_threshold=0.95
     # The DiffusionGemma demo (not changed) over the same grids, thinking off and on.
     "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel 1 --grid
     "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel 2 --grid
