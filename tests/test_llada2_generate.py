@@ -172,24 +172,29 @@ def test_blocks_never_committed_with_masks(model, max_tokens, steps):
     assert all(n <= limit for n in finished.stats.steps_per_block)
 
 
+def _commits(events):
+    """Each Step with the positions it committed and the confidence it chose them by (-inf where the block held
+    no mask before it), so a test can replay the step's choice with select_transfer."""
+    previous = {}
+    for step in _steps(events):
+        before = previous.get(step.block, np.arange(32) < step.prompt_positions)
+        yield step, step.accepted & ~before, np.where(before, -np.inf, step.scores)
+        previous[step.block] = step.accepted
+
+
 def test_threshold_schedule_drives_each_step(model):
     prompt = _trace("greedy_p0")[0]["input_ids"]
     settings = engine.Settings(max_tokens=40, diffusion_threshold=1.0, diffusion_threshold_end=0.3, max_denoising_steps=16)
     events = _run(model, prompt, settings)
     thresholds = threshold_schedule(1.0, 0.3, 16)
     quotas = transfer_schedule(32, 16)
-    previous = {}
-    for step in _steps(events):
-        before = previous.get(step.block, np.arange(32) < step.prompt_positions)
-        confidence = np.where(before, -np.inf, step.scores)
+    for step, committed, confidence in _commits(events):
         expected = select_transfer(confidence, quotas[step.step], thresholds[step.step])
-        np.testing.assert_array_equal(step.accepted & ~before, expected)
-        previous[step.block] = step.accepted
+        np.testing.assert_array_equal(committed, expected)
     # a constant threshold nothing can clear commits exactly the quota per step
     strict = _run(model, prompt, settings.replace(diffusion_threshold_end=1.0))
     assert all(step.newly_accepted == 2 for step in _steps(strict))
     assert sum(events[-1].stats.steps_per_block) < sum(strict[-1].stats.steps_per_block)
-
 
 
 def test_a_cap_on_commits_per_step_drives_each_step(model):
@@ -200,16 +205,13 @@ def test_a_cap_on_commits_per_step_drives_each_step(model):
     uncapped = _run(model, prompt, settings)
     assert max(step.newly_accepted for step in _steps(uncapped)) > 3
     events = _run(model, prompt, settings.replace(max_transfer_per_step=3))
-    previous = {}
-    for step in _steps(events):
-        before = previous.get(step.block, np.arange(32) < step.prompt_positions)
-        confidence = np.where(before, -np.inf, step.scores)
-        np.testing.assert_array_equal(step.accepted & ~before, select_transfer(confidence, 1, 0.0001, 3))
+    for step, committed, confidence in _commits(events):
+        np.testing.assert_array_equal(committed, select_transfer(confidence, 1, 0.0001, 3))
         assert step.newly_accepted <= 3
-        previous[step.block] = step.accepted
     assert sum(events[-1].stats.steps_per_block) > sum(uncapped[-1].stats.steps_per_block)
     assert resolve_plan(engine.Settings(), {"max_transfer_per_step": 4}).max_transfer_per_step == 4
     assert resolve_plan(engine.Settings(max_transfer_per_step=0), {"max_transfer_per_step": 4}).max_transfer_per_step == 0
+
 
 # ---- events --------------------------------------------------------------------------------------------------
 
