@@ -29,6 +29,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SIZE = (110, 40)
@@ -73,7 +74,7 @@ async def test_regenerate_switch_revisions_and_compare_them(app_env, monkeypatch
         await wait_for(pilot, lambda: answer.content == second, "revision 2")
         # The compare view: the setting that differs, and what each run cost.
         await pilot.press("ctrl+k")
-        await wait_for(pilot, lambda: isinstance(app.screen, CompareScreen), "the compare view")
+        await wait_for_screen(pilot, CompareScreen, "the compare view")
         table = app.screen.query_one(DataTable)
         rows = {str(table.get_row_at(i)[0]): [str(c) for c in table.get_row_at(i)[1:]] for i in range(table.row_count)}
         assert rows["max_denoising_steps"] == ["6", "3"] and rows["seed"] == ["1", "9"]

@@ -14,7 +14,7 @@ from tui.screens.model_picker import ModelPickerScreen
 from tui.screens.replay import ReplayScreen
 
 from tui_helpers import (app_env, make_app, open_replay, send, wait_for,  # noqa: F401 (app_env)
-                         wait_for_answer, wait_for_model)
+                         wait_for_answer, wait_for_model, wait_for_screen)
 
 SIZES = [(80, 24), (100, 30)]
 
@@ -62,7 +62,7 @@ async def test_the_replay_view_clips_nothing_important(app_env, size, trajectory
 
 async def _picker(pilot):
     await pilot.press("ctrl+l")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelPickerScreen), "the model picker")
+    await wait_for_screen(pilot, ModelPickerScreen, "the model picker")
 
 
 async def _connect(pilot):
@@ -72,13 +72,13 @@ async def _connect(pilot):
 
 async def _export(pilot):
     await pilot.press("ctrl+o")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConversationsScreen), "the conversation list")
+    await wait_for_screen(pilot, ConversationsScreen, "the conversation list")
     await pilot.press("ctrl+e")
 
 
 async def _delete(pilot):
     await pilot.press("ctrl+o")
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ConversationsScreen), "the conversation list")
+    await wait_for_screen(pilot, ConversationsScreen, "the conversation list")
     await pilot.press("ctrl+d")
 
 

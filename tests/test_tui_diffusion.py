@@ -27,6 +27,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SIZE = (110, 40)
@@ -88,7 +89,7 @@ async def test_fill_denoises_only_the_holes_and_the_transcript_highlights_the_fi
         assert reopened.filled.display and reopened.filled.spans == tuple(spans)
         # The answer was recorded: ctrl+r replays it with the template's given text fixed.
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay view")
+        await wait_for_screen(pilot, ReplayScreen, "the replay view")
         replay = app.screen
         assert replay.trajectory.fill is not None and replay.frame_count == len(replay.trajectory.frames)
         assert "given" in replay.canvas.header_text()

@@ -25,6 +25,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SMALL = (80, 24)
@@ -59,13 +60,13 @@ async def test_ctrl_c_with_nothing_selected_asks_before_quitting(app_env):
     async with app.run_test(size=SMALL) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), "the quit question")
+        await wait_for_screen(pilot, QuitScreen, "the quit question")
         assert not any("ctrl+q" in n.lower() and "quit" in n.lower() for n in notices(app))
         await pilot.press("escape")   # stays
         await wait_for(pilot, lambda: not isinstance(app.screen, QuitScreen), "the question to close")
         assert app.is_running
         await pilot.press("ctrl+c")
-        await wait_for(pilot, lambda: isinstance(app.screen, QuitScreen), "the quit question again")
+        await wait_for_screen(pilot, QuitScreen, "the quit question again")
         await pilot.press("ctrl+c")   # twice: quit
         await wait_for(pilot, lambda: not app.is_running, "the app to quit")
 
@@ -116,7 +117,7 @@ async def test_slash_help_opens_the_help_and_sends_nothing(app_env):
         await wait_for_model(pilot)
         app.chat.prompt.focus()
         await pilot.press(*"/help", "enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await wait_for_screen(pilot, HelpScreen, "the help")
         assert not app.chat.query(UserMessage) and app.session.generation is None
         assert app.chat.prompt.value == ""
 
@@ -132,13 +133,13 @@ async def test_an_unknown_slash_word_asks_before_it_is_sent_as_text(app_env):
         assert any("/usr/bin: no such command" in line for line in screen_lines(app))
         await pilot.press(*" holds it")
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question")
+        await wait_for_screen(pilot, ConfirmScreen, "the question")
         assert "/usr/bin is not a command" in app.screen.question
         await pilot.press("escape")   # not sent, still in the box
         await wait_for(pilot, lambda: app.screen is app.chat, "the chat")
         assert not app.chat.query(UserMessage) and app.chat.prompt.value == "/usr/bin holds it"
         await pilot.press("enter")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConfirmScreen), "the question again")
+        await wait_for_screen(pilot, ConfirmScreen, "the question again")
         await pilot.press("enter")    # "Send as text" has the focus
         await wait_for(pilot, lambda: app.chat.query(UserMessage), "the message")
         await wait_for_answer(pilot)
@@ -184,7 +185,7 @@ async def test_the_help_table_on_a_focused_message_does_not_wrap_word_by_word(ap
     async with app.run_test(size=size) as pilot:
         await wait_for_model(pilot)
         await pilot.press("f1")
-        await wait_for(pilot, lambda: isinstance(app.screen, HelpScreen), "the help")
+        await wait_for_screen(pilot, HelpScreen, "the help")
         await pilot.pause(0.3)
         on_a_message = list(app.screen.query("MarkdownTable"))[1]
         # Five keys; at 80 columns each row takes at most three lines (four took 33 lines, one word each).
@@ -267,7 +268,7 @@ async def test_the_list_opens_on_its_search_shows_ids_and_offers_new(app_env):
     async with app.run_test(size=SMALL) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen), "the list")
+        await wait_for_screen(pilot, ConversationsScreen, "the list")
         await pilot.pause()
         assert isinstance(app.focused, Input)   # typing searches at once
         listed = "\n".join(screen_lines(app))
@@ -281,7 +282,7 @@ async def test_the_list_opens_on_its_search_shows_ids_and_offers_new(app_env):
         await wait_for(pilot, lambda: app.session.conversation_id == ids[0], "the conversation")
         # ctrl+n in the list starts a new conversation.
         await pilot.press("ctrl+o")
-        await wait_for(pilot, lambda: isinstance(app.screen, ConversationsScreen), "the list again")
+        await wait_for_screen(pilot, ConversationsScreen, "the list again")
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: app.session.conversation_id is None, "a new conversation")
         assert app.screen is app.chat and not app.chat.query(UserMessage)

@@ -14,7 +14,7 @@ from textual.widgets import Button, Input, Select, Switch
 from serve_helpers import serving
 from tui_helpers import (CHECKPOINTS, QUICK, ScriptedAnswer, app_env, make_app, notices,  # noqa: F401 (app_env)
                          scripted_block, scripted_turn, scripted_worker, send, wait_for, wait_for_answer,
-                         wait_for_model)
+                         wait_for_model, wait_for_screen)
 from engine.settings import Settings
 from tui.app import AppOptions, DiffusionChatApp
 from tui.config import load_config, save_config
@@ -42,8 +42,7 @@ def closed_port() -> int:
 
 
 async def _picker(pilot) -> ModelPickerScreen:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelPickerScreen), "the model picker")
-    return pilot.app.screen
+    return await wait_for_screen(pilot, ModelPickerScreen, "the model picker")
 
 
 @pytest.mark.parametrize("size", SIZES)

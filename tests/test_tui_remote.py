@@ -15,7 +15,7 @@ from tui.widgets.messages import AssistantMessage
 from tui.widgets.sampler_panel import SamplerPanel
 
 from serve_helpers import CHECKPOINTS, replaying, serving
-from tui_helpers import app_env, send, wait_for, wait_for_answer, wait_for_model  # noqa: F401  (app_env: fixture)
+from tui_helpers import app_env, send, wait_for, wait_for_answer, wait_for_model, wait_for_screen  # noqa: F401  (app_env: fixture)
 
 SIZE = (110, 40)
 SETTINGS = dict(max_tokens=40, max_denoising_steps=24, seed=4)
@@ -136,5 +136,4 @@ async def test_the_model_picker_connects_to_a_server(app_env):
 
 
 async def _picker(pilot) -> ModelPickerScreen:
-    await wait_for(pilot, lambda: isinstance(pilot.app.screen, ModelPickerScreen), "the model picker")
-    return pilot.app.screen
+    return await wait_for_screen(pilot, ModelPickerScreen, "the model picker")

@@ -51,6 +51,13 @@ async def wait_for(pilot, condition, what: str, timeout: float = TIMEOUT_S) -> N
         await pilot.pause(0.01)
 
 
+async def wait_for_screen(pilot, kind: type, what: str):
+    """The top screen is a `kind` and has mounted. Textual puts a pushed screen on the stack before it composes
+    its children, so a query straight after `isinstance(app.screen, kind)` can find nothing."""
+    await wait_for(pilot, lambda: isinstance(pilot.app.screen, kind) and pilot.app.screen.is_mounted, what)
+    return pilot.app.screen
+
+
 async def wait_for_model(pilot) -> None:
     # The screen's own state (its panel rebuilt for the model), not just the app having heard of it.
     await wait_for(pilot, lambda: pilot.app.model_info is not None and pilot.app.chat.shown_model is pilot.app.model_info,
@@ -186,7 +193,7 @@ async def open_replay(trajectory: str, size: tuple[int, int], question: str = "h
         await app.session.open(conversation)
         await pilot.pause()
         await pilot.press("ctrl+r")
-        await wait_for(pilot, lambda: isinstance(app.screen, ReplayScreen), "the replay view")
+        await wait_for_screen(pilot, ReplayScreen, "the replay view")
         yield pilot, app.screen
 
 
