@@ -15,6 +15,7 @@ from textual.widgets import Input, OptionList
 
 from engine.events import Finished
 from tui.screens.conversations import ConversationsScreen
+from tui.screens.dialogs import TextPromptScreen
 from tui.screens.help import HelpScreen
 from tui.widgets.canvas import DenoisingCanvas
 from tui.widgets.messages import AssistantMessage, UserMessage
@@ -31,6 +32,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SIZE = (110, 40)
@@ -243,9 +245,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         await wait_for_model(pilot)
         assert not app.chat.query(UserMessage)  # a restart opens a new conversation
         await pilot.press("ctrl+o")
-        await pilot.pause()
-        screen = app.screen
-        assert isinstance(screen, ConversationsScreen)
+        screen = await wait_for_screen(pilot, ConversationsScreen, "the conversation list")
         options = screen.query_one(OptionList)
         assert options.option_count == 3   # "New conversation" and the two
         screen.query_one("#conversation-search", Input).value = "zebra"
@@ -264,7 +264,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         assert app.chat.prompt.prompts == ["remember the zebra"]
         # Rename and export the open conversation from the command palette actions.
         app.action_rename_conversation()
-        await pilot.pause()
+        await wait_for_screen(pilot, TextPromptScreen, "the rename dialog")
         app.screen.query_one("#dialog-input", Input).value = "Zebras"
         await pilot.press("enter")
         await pilot.pause()
@@ -277,7 +277,7 @@ async def test_conversations_survive_a_restart_and_can_be_searched_renamed_expor
         assert exported.read_text().startswith("# Zebras") and "remember the zebra" in exported.read_text()
         # Delete it from the list; the chat goes back to a new conversation.
         await pilot.press("ctrl+o")
-        await pilot.pause()
+        await wait_for_screen(pilot, ConversationsScreen, "the conversation list")
         app.screen.query_one("#conversation-search", Input).value = "zebra"
         await pilot.pause()
         app.screen.query_one(OptionList).focus()

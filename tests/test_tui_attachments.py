@@ -6,6 +6,7 @@ from __future__ import annotations
 from textual.widgets import Input
 
 from engine.events import Started
+from tui.screens.dialogs import TextPromptScreen
 from tui.widgets.attachments import AttachmentChip
 from tui.widgets.messages import AssistantMessage, UserMessage
 from tui.widgets.thumbnail import Thumbnail
@@ -20,6 +21,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SIZE = (110, 40)
@@ -129,7 +131,7 @@ async def test_path_completion_in_the_attach_dialog(app_env, tmp_path):
     async with app.run_test(size=SIZE) as pilot:
         await wait_for_model(pilot)
         await pilot.press("ctrl+f")
-        await pilot.pause()
+        await wait_for_screen(pilot, TextPromptScreen, "the path prompt")
         dialog_input = app.screen.query_one("#dialog-input", Input)
         await pilot.press(*f"{tmp_path}/pic")
         await pilot.pause(0.1)

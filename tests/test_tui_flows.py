@@ -24,6 +24,7 @@ from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     wait_for,
     wait_for_answer,
     wait_for_model,
+    wait_for_screen,
 )
 
 SIZE = (110, 40)
@@ -134,9 +135,7 @@ async def test_a_model_that_fails_to_load_at_start_opens_the_picker_with_the_rea
     app = make_app(None)
     app.options.model = str(app_env / "missing-model")
     async with app.run_test(size=SIZE) as pilot:
-        # Pushed is not composed: wait for its widgets too (under load the click came before them).
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.query("#load-status"),
-                       "the picker")
+        await wait_for_screen(pilot, ModelPickerScreen, "the picker")
         status = app.screen.query_one("#load-status")
         await wait_for(pilot, lambda: "model folder not found" in str(status.render()), "the reason")
         await pilot.press("escape")
@@ -193,9 +192,7 @@ async def test_a_download_shows_progress_and_esc_cancels_it(app_env):
 
     app = make_app(None, make_worker=lambda notify: EngineWorker(notify, load=load))
     async with app.run_test(size=SIZE) as pilot:
-        # Pushed is not composed: wait for its widgets too (under load the click came before them).
-        await wait_for(pilot, lambda: isinstance(app.screen, ModelPickerScreen) and app.screen.query("#load-status"),
-                       "the picker")
+        await wait_for_screen(pilot, ModelPickerScreen, "the picker")
         picker = app.screen
         picker.query_one("#model-ref", Input).value = "org/big-model"
         await pilot.click("#load")
