@@ -17,6 +17,9 @@ SIZES = {
     "deep": dict(hidden_size=128, num_hidden_layers=8, num_experts=4),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_experts=4),   # for quick checks of the trainer
     "tiny-deep": dict(hidden_size=64, num_hidden_layers=3, num_experts=4),   # "tiny" grown (tests/test_demo_deepen.py)
+    # "deep" grown wider (scripts/demo/widen.py): 6 heads of the same size, 1.5 times the feed-forward width.
+    "wide": dict(hidden_size=192, num_hidden_layers=8, num_experts=4, num_attention_heads=6),
+    "tiny-wide": dict(hidden_size=128, num_hidden_layers=2, num_experts=4, num_attention_heads=8),   # tests
 }
 DG_CANVAS = 32          # a short canvas: most answers fit one block, and training wastes little on padding
 MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) need ~400
@@ -52,11 +55,12 @@ def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]
         )
         generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS, **DEMO_SAMPLING[family])
     else:
-        hidden = sizes["hidden_size"]
+        hidden, heads = sizes["hidden_size"], sizes.get("num_attention_heads", 4)
         config = config_for(
             family, vocab_size=vocab_size(family), hidden_size=hidden, num_hidden_layers=sizes["num_hidden_layers"],
-            num_experts=sizes["num_experts"], num_experts_per_tok=2, n_group=1, topk_group=1, head_dim=hidden // 4,
-            num_attention_heads=4, num_key_value_heads=2, intermediate_size=2 * hidden, moe_intermediate_size=hidden,
+            num_experts=sizes["num_experts"], num_experts_per_tok=2, n_group=1, topk_group=1,
+            head_dim=hidden // heads, num_attention_heads=heads, num_key_value_heads=heads // 2,
+            intermediate_size=2 * hidden, moe_intermediate_size=hidden,
             mask_token_id=ids["mask"], pad_token_id=ids["pad"], eos_token_id=ids["eos"], bos_token_id=ids["bos"],
         )
         generation = generation_config_for(family, config, max_new_tokens=MAX_NEW_TOKENS, **DEMO_SAMPLING[family])

@@ -177,17 +177,27 @@ class Trainer:
         DiffusionGemma demo is 8-bit: scripts/demo/dequantize.py)."""
         from .deepen import deepen, layer_count
         from .dequantize import as_network_names, load_float_weights
+        from .widen import widen
 
         path = folder / "model.safetensors"
         own = self.model.state_dict()
         arrays = as_network_names(load_float_weights(folder), own)
         have, want = layer_count(arrays), layer_count(own)
+        narrow = json.loads((folder / "config.json").read_text())
+        wider = narrow.get("hidden_size") != self.config.get("hidden_size")
+        if (have != want or wider) and (self.family != "llada2_moe" or have > want):
+            raise SystemExit(f"--init-from {folder}: {have} layers, but --size {self.args.size} has {want}"
+                             " (only a LLaDA-2 checkpoint can be grown, deeper or wider)")
         if have != want:
-            if self.family != "llada2_moe" or have > want:
-                raise SystemExit(f"--init-from {folder}: {have} layers, but --size {self.args.size} has {want}"
-                                 " (only a LLaDA-2 checkpoint can be grown deeper)")
             arrays = deepen(arrays, own)
             print(f"grown from {have} to {want} layers", flush=True)
+        if wider:
+            try:
+                arrays = widen(arrays, {name: value.numpy() for name, value in own.items()},
+                               narrow | {"num_hidden_layers": want}, self.config)
+            except ValueError as exc:
+                raise SystemExit(f"--init-from {folder}: {exc}") from None
+            print(f"grown from hidden size {narrow['hidden_size']} to {self.config['hidden_size']}", flush=True)
         self.model.load_state_dict({name: torch.from_numpy(value) for name, value in arrays.items()})
         print(f"weights from {path}", flush=True)
 
