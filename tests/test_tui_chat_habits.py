@@ -278,3 +278,28 @@ async def test_the_new_palette_commands_say_why_when_there_is_nothing_yet(app_en
             await result
         await pilot.pause()
         assert any(("no answer" in n or "no sent message" in n) for n in notices(app))
+
+
+async def test_typing_into_the_transcript_lands_in_the_message_box_and_turn_keys_keep_their_meaning(app_env):
+    """A click or Tab into the transcript used to swallow the next message's characters silently."""
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        chat = app.chat
+        await send(pilot, "hello")
+        await wait_for_answer(pilot)
+        answer = chat.query_one(AssistantMessage)
+        # The transcript's own scroll area.
+        chat.transcript.focus()
+        await pilot.press("o", "k", "space", "?")
+        assert chat.focused is chat.prompt and chat.prompt.text == "ok ?"
+        await pilot.press("backspace", "backspace")   # and the next keys edit there too
+        assert chat.prompt.text == "ok"
+        # A focused answer keeps its keys: y copies it, and nothing reaches the message box.
+        await pilot.press("ctrl+up")
+        assert chat.focused is answer
+        await pilot.press("y")
+        assert app.clipboard == answer.content and chat.prompt.text == "ok" and chat.focused is answer
+        # A key it does not bind goes on to the message box, at its cursor.
+        await pilot.press("w")
+        assert chat.focused is chat.prompt and chat.prompt.text == "okw"

@@ -168,6 +168,11 @@ async def test_a_demo_shows_its_example_prompts_and_a_click_sends_one(app_env):
         # A new conversation shows them again; they belong to the demo: a checkpoint without a card shows none.
         await pilot.press("ctrl+n")
         await wait_for(pilot, lambda: len(list(app.chat.query(ExamplePrompt))) == len(card.examples), "the examples")
+        # Tab reaches the first example; typing there goes on to the message box, not into the void.
+        await pilot.press("tab")
+        assert isinstance(app.chat.focused, ExamplePrompt)
+        await pilot.press("h", "i")
+        assert app.chat.focused is app.chat.prompt and app.chat.prompt.text == "hi"
         app.load_model(str(CHECKPOINTS / "dg_text"))
         await wait_for(pilot, lambda: app.model_info is not None and app.model_info.name == "dg_text", "the fixture")
         await wait_for(pilot, lambda: not list(app.chat.query(ExamplePrompt)), "the examples to go")

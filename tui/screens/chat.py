@@ -19,7 +19,6 @@ from engine.events import ModelInfo, Step
 from engine.settings import Settings
 
 from ..session import ChatSession
-
 from ..session.frame_pacer import FRAME_INTERVAL_S
 from ..records import Conversation, Message, Place
 from ..widgets.answer_text import SpanSelector
@@ -120,8 +119,10 @@ class ChatScreen(Screen):
     def attachments(self) -> AttachmentBar:
         return self.query_one(AttachmentBar)
 
-    def focus_prompt(self) -> None:
+    def focus_prompt(self, typed: str = "") -> None:
         self.prompt.focus()
+        if typed:   # typing that landed in the transcript, in at the message box's cursor
+            self.prompt.insert(typed)
 
     # ---- the loaded model (set by the app) --------------------------------------------------------------
 

@@ -1,10 +1,12 @@
-"""The scrolling transcript: the system prompt above the first turn, then the turns of the shown path, and the
-focus walk between them (ctrl+up / ctrl+down, or Up / Down on a focused turn)."""
+"""The scrolling transcript: the system prompt above the first turn, then the turns of the shown path, the focus
+walk between them (ctrl+up / ctrl+down, or Up / Down on a focused turn), and typing that lands here sent on to the
+message box."""
 
 from __future__ import annotations
 
 from typing import Mapping, Sequence
 
+from textual import events
 from textual.app import ComposeResult
 from textual.binding import Binding
 from textual.containers import Vertical, VerticalScroll
@@ -13,7 +15,7 @@ from textual.widgets import Static
 
 
 from ..records import Conversation, Message, Place
-from .example_prompts import ExamplePrompts
+from .example_prompts import ExamplePrompt, ExamplePrompts
 from .messages import AssistantMessage, UserMessage
 from .printable import flowing
 
@@ -145,3 +147,13 @@ class Transcript(VerticalScroll):
                 self.screen.focus_prompt()  # down past the last turn: back to typing
         else:
             self.scroll_relative(y=delta)
+
+    def on_key(self, event: events.Key) -> None:
+        """A character typed after a click or Tab into the transcript goes to the message box, where the person
+        meant it, instead of vanishing. Keys a focused turn binds (v, y, e, [ ...) keep their meaning: bindings
+        are looked up only after the key has bubbled up here, so those are left alone."""
+        reading = self.screen.focused is self or isinstance(self.screen.focused, (UserMessage, AssistantMessage,
+                                                                                  ExamplePrompt))
+        if reading and event.is_printable and event.character and event.key not in self.screen.active_bindings:
+            event.stop()
+            self.screen.focus_prompt(event.character)
