@@ -57,16 +57,19 @@ def test_the_new_layers_start_silent_and_learn():
     assert new.attention.dense.weight.grad.abs().sum() > 0
 
 
-def test_the_trainer_grows_an_init_checkpoint_for_a_deeper_size(tmp_path):
+@pytest.mark.parametrize("size, grown, shape", [
+    ("tiny-deep", "grown from 2 to 3 layers", (3, 64)),
+    ("tiny-wide", "grown from hidden size 64 to 128", (2, 128)),   # scripts/demo/widen.py
+])
+def test_the_trainer_grows_an_init_checkpoint_for_a_deeper_or_wider_size(tmp_path, size, grown, shape):
     from tests.test_demo_trainer import train
 
     small = tmp_path / "small"
     train(small, "llada2_moe", "--steps", "10")
-    out = train(tmp_path / "deep", "llada2_moe", "--init-from", str(small / "model"), "--size", "tiny-deep",
-                "--steps", "5")
-    assert "grown from 2 to 3 layers" in out
-    model = engine.load(str(tmp_path / "deep" / "model"))   # the engine reads the deeper export
-    assert model.config.num_hidden_layers == 3
+    out = train(tmp_path / "grown", "llada2_moe", "--init-from", str(small / "model"), "--size", size, "--steps", "5")
+    assert grown in out
+    model = engine.load(str(tmp_path / "grown" / "model"))   # the engine reads the grown export
+    assert (model.config.num_hidden_layers, model.config.hidden_size) == shape
 
 
 @pytest.mark.parametrize("family, demo", [("diffusion_gemma", "tui/demo/diffusion-gemma-demo"),
