@@ -1,5 +1,6 @@
 """Growing a LLaDA-2 demo deeper (scripts/demo/deepen.py): the grown network computes what the smaller one did,
-its new layers learn, and the trainer grows a checkpoint given to --init-from with a deeper --size."""
+its new layers learn, and the trainer grows a checkpoint given to --init-from with a deeper (or, widen.py, wider)
+--size."""
 
 from __future__ import annotations
 
