@@ -17,7 +17,8 @@ SIZES = {
     "deep": dict(hidden_size=128, num_hidden_layers=8, num_experts=4),
     "tiny": dict(hidden_size=64, num_hidden_layers=2, num_experts=4),   # for quick checks of the trainer
     "tiny-deep": dict(hidden_size=64, num_hidden_layers=3, num_experts=4),   # "tiny" grown (tests/test_demo_deepen.py)
-    # "deep" grown wider (scripts/demo/widen.py): 6 heads of the same size, 1.5 times the feed-forward width.
+    # "deep" grown wider (scripts/demo/widen.py): 6 heads of the same size, 1.5 times the feed-forward width; 1.45x
+    # the time an answer. Trained 800 CPU steps, it did not beat "deep" (bench/README.md, "Tenth pass").
     "wide": dict(hidden_size=192, num_hidden_layers=8, num_experts=4, num_attention_heads=6),
     "tiny-wide": dict(hidden_size=128, num_hidden_layers=2, num_experts=4, num_attention_heads=8),   # tests
 }
