@@ -303,3 +303,14 @@ async def test_typing_into_the_transcript_lands_in_the_message_box_and_turn_keys
         # A key it does not bind goes on to the message box, at its cursor.
         await pilot.press("w")
         assert chat.focused is chat.prompt and chat.prompt.text == "okw"
+        # A burst of typing (a fast typist, a paste) on a focused answer: only its first key is redirected, the
+        # rest must reach the message box directly, not the answer's own keys (t, c, y).
+        await pilot.press("ctrl+up")
+        assert chat.focused is answer
+        app.copy_to_clipboard("before")
+        for character in " what can you do":   # as the terminal driver sends them, with no pause between
+            key = events.Key("space" if character == " " else character, character)
+            key.set_sender(app)
+            app._driver.send_message(key)
+        await wait_for(pilot, lambda: chat.prompt.text.endswith("do") or app.clipboard != "before", "the typing")
+        assert chat.prompt.text == "okw what can you do" and app.clipboard == "before"

@@ -120,7 +120,7 @@ class ChatScreen(Screen):
         return self.query_one(AttachmentBar)
 
     def focus_prompt(self, typed: str = "") -> None:
-        self.prompt.focus()
+        self.set_focus(self.prompt)   # now, not after the queued keys: a burst of typing must not reach a turn's keys
         if typed:   # typing that landed in the transcript, in at the message box's cursor
             self.prompt.insert(typed)
 

@@ -15,7 +15,8 @@ from textual.widgets import Static
 
 
 from ..records import Conversation, Message, Place
-from .example_prompts import ExamplePrompt, ExamplePrompts
+from .answer_text import SpanSelector
+from .example_prompts import ExamplePrompts
 from .messages import AssistantMessage, UserMessage
 from .printable import flowing
 
@@ -151,9 +152,11 @@ class Transcript(VerticalScroll):
     def on_key(self, event: events.Key) -> None:
         """A character typed after a click or Tab into the transcript goes to the message box, where the person
         meant it, instead of vanishing. Keys a focused turn binds (v, y, e, [ ...) keep their meaning: bindings
-        are looked up only after the key has bubbled up here, so those are left alone."""
-        reading = self.screen.focused is self or isinstance(self.screen.focused, (UserMessage, AssistantMessage,
-                                                                                  ExamplePrompt))
-        if reading and event.is_printable and event.character and event.key not in self.screen.active_bindings:
+        are looked up only after the key has bubbled up here, so those are left alone. The focus is not asked
+        where the key came from: a burst of typing is queued at the turn before the first key moves the focus,
+        and the rest must follow it (only revise mode's span selector reads keys of its own)."""
+        if isinstance(self.screen.focused, SpanSelector):
+            return
+        if event.is_printable and event.character and event.key not in self.screen.active_bindings:
             event.stop()
             self.screen.focus_prompt(event.character)
