@@ -70,11 +70,15 @@ def _check(old: dict, new: dict) -> None:
 def _lay_qkv(out: np.ndarray, value: np.ndarray, old: dict, new: dict) -> None:
     """The fused projection's rows are [queries | keys | values], head after head: each old part goes to the
     start of its new part."""
-    head_dim = value.shape[0] // (old["num_attention_heads"] + 2 * old["num_key_value_heads"])
-    hidden = value.shape[1]
-    parts_old = np.cumsum([0, old["num_attention_heads"], old["num_key_value_heads"], old["num_key_value_heads"]])
-    parts_new = np.cumsum([0, new["num_attention_heads"], new["num_key_value_heads"], new["num_key_value_heads"]])
+    parts_old, parts_new = _qkv_head_bounds(old), _qkv_head_bounds(new)
+    head_dim, hidden = value.shape[0] // parts_old[-1], value.shape[1]
     for part in range(3):
         rows = (parts_old[part + 1] - parts_old[part]) * head_dim
         start_old, start_new = parts_old[part] * head_dim, parts_new[part] * head_dim
         out[start_new:start_new + rows, :hidden] = value[start_old:start_old + rows]
+
+
+def _qkv_head_bounds(config: dict) -> np.ndarray:
+    """Where the queries, keys and values start and end in the fused projection, counted in heads."""
+    kv = config["num_key_value_heads"]
+    return np.cumsum([0, config["num_attention_heads"], kv, kv])
