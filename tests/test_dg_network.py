@@ -13,7 +13,7 @@ import pytest
 from mlx.utils import tree_flatten
 
 from conftest import CHECKPOINTS, FIXTURES, GOLDEN
-from engine.io.checkpoint import load_tensors
+from engine.io.weights import load_tensors
 from engine.errors import CheckpointError, InputError
 from engine.models.diffusion_gemma import ModelConfig, Network, encoder_mask, image_run_mask
 

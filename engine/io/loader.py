@@ -10,15 +10,8 @@ from typing import Any
 import mlx.core as mx
 
 from ..cpu import device
-from .checkpoint import (
-    CheckpointFiles,
-    ProgressCallback,
-    apply_quantization,
-    load_into,
-    load_tensors,
-    read_configs,
-    resolve,
-)
+from .checkpoint import CheckpointFiles, ProgressCallback, read_configs, resolve
+from .weights import apply_quantization, load_into, load_tensors
 from ..errors import CheckpointError
 from ..events import ModelInfo
 from ..models.families import FAMILIES
