@@ -15,6 +15,11 @@ sampler's first step sees exactly that, and it is where the answer's intent is d
 a block of ~30 answer positions is all masked about once in 30, and a few visible answer tokens give the rest
 away, so the prompt itself is hardly ever what the loss is learned from.
 
+LLaDA-2 may also hide part of the prompt (`prompt_dropout`, train.py --prompt-dropout): each character of the
+user's message is replaced by `<|mask|>` with that probability, never the chat template's own tokens, and none
+of them is in the loss. A hidden "t" or "y" leaves the rest of the message to decide the answer, so the choice
+cannot rest on one memorised spelling; the app never masks a prompt, which then shows every cue at once.
+
 Batches are cut to a token budget from length-sorted examples, so padding stays small.
 """
 
@@ -131,8 +136,9 @@ def llada_length(example: Encoded, block: int) -> int:
 
 @dataclass
 class LLaDABatch:
-    clean: torch.Tensor          # [B, T]
-    noisy: torch.Tensor          # [B, T] answer positions masked at t per block
+    clean: torch.Tensor          # [B, T]: the targets
+    context: torch.Tensor        # [B, T]: what the clean prefix is encoded from (clean, but for prompt dropout)
+    noisy: torch.Tensor          # [B, T] answer positions masked at t per block (and the prompt's dropped ones)
     masked: torch.Tensor         # [B, T] bool: the positions in the loss
     lengths: list[int]
     prompt_lengths: list[int]
@@ -154,8 +160,20 @@ def decision_block(prompt_lengths: list[int], length: int, block: int) -> torch.
     return (at >= starts) & (at < first_block_end(starts, block))
 
 
+def user_text_span(prompt: list[int], role_close: int, role_end: int) -> tuple[int, int]:
+    """[start, end) of the last message's text in a LLaDA-2 prompt: after the `</role>` that opens it, before
+    its `<|role_end|>` (the generation prompt, `<role>ASSISTANT</role>`, follows). (0, 0) when there is none."""
+    ends = [i for i, token in enumerate(prompt) if token == role_end]
+    if not ends:
+        return 0, 0
+    opens = [i for i, token in enumerate(prompt[:ends[-1]]) if token == role_close]
+    return (opens[-1] + 1, ends[-1]) if opens else (0, 0)
+
+
 def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator,
-                fully_noised: float = FULLY_NOISED) -> LLaDABatch:
+                fully_noised: float = FULLY_NOISED, prompt_dropout: float = 0.0,
+                roles: tuple[int, int] | None = None) -> LLaDABatch:
+    """`roles` = the `</role>` and `<|role_end|>` ids, needed when `prompt_dropout` > 0."""
     lengths = [llada_length(e, block) for e in group]
     length = max(lengths)
     clean = torch.full((len(group), length), eos, dtype=torch.long)
@@ -167,5 +185,13 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
     levels = noise_levels((len(group), length // block), fully_noised, generator).clamp(min=1e-3)
     t = levels.repeat_interleave(block, dim=1)
     masked = answer_at & (torch.rand(t.shape, generator=generator) < t)
-    noisy = torch.where(masked, torch.full_like(clean, mask), clean)
-    return LLaDABatch(clean, noisy, masked, lengths, [len(e.prompt) for e in group])
+    context = clean
+    if prompt_dropout > 0:   # drawn after the answer's noise, which stays what it is without dropout
+        text = torch.zeros_like(answer_at)
+        for row, example in enumerate(group):
+            start, end = user_text_span(example.prompt, *roles)
+            text[row, start:end] = True
+        hidden = text & (torch.rand(t.shape, generator=generator) < prompt_dropout)
+        context = torch.where(hidden, torch.full_like(clean, mask), clean)
+    noisy = torch.where(masked, torch.full_like(clean, mask), context)
+    return LLaDABatch(clean, context, noisy, masked, lengths, [len(e.prompt) for e in group])

@@ -38,6 +38,7 @@ class FeedSpec:
     ids: dict                 # the tokenizer's special ids
     composed_chat: float = 0.0
     fully_noised: float = batches.FULLY_NOISED
+    prompt_dropout: float = 0.0   # LLaDA-2 only
 
 
 @dataclass
@@ -68,8 +69,9 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
                 for g in groups]
     else:
         groups = batches.by_budget(examples, lambda e: batches.llada_length(e, spec.canvas), spec.token_budget, rng)
+        roles = (spec.ids["role_close"], spec.ids["role_end"])
         made = [batches.llada_batch(g, spec.canvas, spec.ids["eos"], spec.ids["mask"], generator,
-                                    spec.fully_noised) for g in groups]
+                                    spec.fully_noised, spec.prompt_dropout, roles) for g in groups]
     draws = torch.rand((len(made), 2), generator=generator)
     return [Prepared(batch, float(coin), 0.4 + 0.4 * float(u)) for batch, (coin, u) in zip(made, draws)]
 

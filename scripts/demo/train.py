@@ -68,6 +68,10 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--eval-n", type=int, default=12, help="held-out prompts per task at each evaluation")
     p.add_argument("--stop-at", type=int, help="save and stop after this step without changing the schedule "
                    "(--steps): a phase of a longer run")
+    p.add_argument("--time-limit", type=float, default=0.0, metavar="SECONDS", help="train for at most this long "
+                   "(this invocation, from its first step), then save and stop; the learning rate's cosine follows "
+                   "whichever of step and time is further along, so a run cut by the clock still ends cooled "
+                   "(scripts/demo/gpu_run.py); 0 = no limit")
     p.add_argument("--focus", default="", help="train only these tasks[:sub-task], comma-separated (e.g. "
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
@@ -84,12 +88,21 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--decision-weight", type=float, default=1.0, metavar="W", help="LLaDA-2: weight of the "
                    "answer's first block in the loss (scripts/demo/batches.decision_block), W times every other "
                    "position's; 1 = the plain mean")
+    p.add_argument("--prompt-dropout", type=float, default=0.0, metavar="P", help="LLaDA-2: hide each "
+                   "character of the user's message behind <|mask|> with this probability (scripts/demo/batches.py); "
+                   "0 = off")
     p.add_argument("--size", default="demo", choices=SIZES, help="model size preset "
                    "(scripts/demo/demo_config.py); a LLaDA-2 --init-from with fewer layers is grown to it "
                    "(scripts/demo/deepen.py)")
     args = p.parse_args(argv)
     if args.decision_weight <= 0:
         p.error("--decision-weight must be above 0")
+    if not 0 <= args.prompt_dropout < 1:
+        p.error("--prompt-dropout must be at least 0 and below 1")
+    if args.prompt_dropout and args.family != "llada2_moe":
+        p.error("--prompt-dropout hides LLaDA-2 prompt characters; DiffusionGemma's encoder reads its prompt clean")
+    if args.time_limit < 0:
+        p.error("--time-limit must be 0 (none) or a number of seconds")
     if args.decision_weight != 1 and args.family != "llada2_moe":
         p.error("--decision-weight weights LLaDA-2's first answer block; DiffusionGemma's loss has no such block")
     return args
@@ -120,10 +133,15 @@ def token_budget(args) -> int:
     return int(min(MAX_TOKEN_BUDGET, max(CPU_TOKEN_BUDGET, free // 4 // TRAINING_BYTES_PER_TOKEN)))
 
 
-def learning_rate(step: int, args) -> float:
+def learning_rate(step: int, args, elapsed: float = 0.0) -> float:
+    """Linear warm-up over --warmup steps, then a cosine to --min-lr at --steps, or at --time-limit seconds of
+    training when the clock gets there first."""
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
-    progress = min(1.0, (step - args.warmup) / max(1, args.steps - args.warmup))
+    progress = (step - args.warmup) / max(1, args.steps - args.warmup)
+    if args.time_limit:
+        progress = max(progress, elapsed / args.time_limit)
+    progress = min(1.0, progress)
     return args.min_lr + 0.5 * (args.lr - args.min_lr) * (1 + math.cos(math.pi * progress))
 
 
@@ -167,7 +185,7 @@ class Trainer:
         spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
-                        self.ids, args.composed_chat, args.fully_noised)
+                        self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
@@ -273,7 +291,10 @@ class Trainer:
         cpu_layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length)
         count = int((compact.take(batch.masked, cpu_layout.gather) & cpu_layout.valid).sum())
         layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length, device)
-        prefix = self.model.encode(clean, torch.arange(length, device=device).expand_as(clean), layout.clean_mask)
+        # The prompt's earlier blocks reach the answer only through this prefix: encoded from the context, so a
+        # dropped prompt character is hidden there too (batches.py, prompt dropout).
+        prefix = self.model.encode(self._on_device(batch.context), torch.arange(length, device=device).expand_as(clean),
+                                   layout.clean_mask)
         noisy = compact.take(self._on_device(batch.noisy), layout.gather)
         target = compact.take(clean, layout.gather)
         masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
@@ -297,9 +318,11 @@ class Trainer:
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.append(True))
         last = min(args.steps, args.stop_at or args.steps)
-        while self.step < last and not stop:
+        started = time.perf_counter()
+        out_of_time = False
+        while self.step < last and not stop and not out_of_time:
             for group in self.optimizer.param_groups:
-                group["lr"] = learning_rate(self.step, args)
+                group["lr"] = learning_rate(self.step, args, time.perf_counter() - started)
             loss, count = self.loss()
             self.optimizer.zero_grad(set_to_none=True)
             loss.backward()
@@ -311,10 +334,10 @@ class Trainer:
             tokens += count
             losses.append(loss.detach())   # read at the log line: no host sync per step
             if self.step % args.log_every == 0:
-                elapsed = time.perf_counter() - began
+                now = time.perf_counter()
                 record = {"step": self.step, "loss": round(float(torch.stack(losses).mean()), 4),
-                          "lr": round(learning_rate(self.step, args), 6), "tokens_per_s": round(tokens / elapsed, 1),
-                          "time": round(time.time())}
+                          "lr": round(learning_rate(self.step, args, now - started), 6),
+                          "tokens_per_s": round(tokens / (now - began), 1), "time": round(time.time())}
                 print(json.dumps(record), flush=True)
                 log.write(json.dumps(record) + "\n")
                 log.flush()
@@ -328,9 +351,12 @@ class Trainer:
                 print(json.dumps(record), flush=True)
                 log.write(json.dumps(record) + "\n")
                 log.flush()
-        if stop or self.step == last < args.steps:
+            out_of_time = bool(args.time_limit) and time.perf_counter() - started >= args.time_limit
+        if self.step < args.steps and (stop or out_of_time or self.step == last):
             self.save()
             record = {"stopped_at": self.step, "time": round(time.time())}   # the model card counts steps to here
+            if self.device.type == "cuda":   # what a run took of a GPU it may share (scripts/demo/gpu_run.py)
+                record["max_memory_mib"] = round(torch.cuda.max_memory_allocated(self.device) / 2 ** 20)
             print(json.dumps(record), flush=True)
             log.write(json.dumps(record) + "\n")
             log.flush()

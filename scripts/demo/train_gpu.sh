@@ -1,40 +1,62 @@
 #!/usr/bin/env bash
-# Train both demos on one CUDA GPU from scratch on the whole curriculum (arithmetic with its column-by-column
-# worked answers in the thought channel, 3-digit addition included; sorting, words, repeating, counting, small
-# talk with out-of-scope prompts), within about 8 minutes of the GPU, then bundle and measure them with the same
-# bundler and evaluation as the CPU runs (scripts/demo/reproduce.sh). Untested on a GPU so far: the CPU path of
-# the same trainer is what tests/test_demo_trainer.py runs.
+# The demos trained on one GPU, in two halves (scripts/demo/gpu_run.py says what each does).
 #
-#   TRAIN_PYTHON=/path/to/torch-env/bin/python APP_PYTHON=.venv/bin/python scripts/demo/train_gpu.sh
-#
-# DG_STEPS / LL_STEPS set each family's schedule (4 minutes each is the budget); DEST=tui/demo bundles into the
-# app (default: runs/gpu/bundled, for comparing with the bundled demos first: bench/eval_demo.py --panel).
+# 1. On the GPU machine, from the repository root, with its own python3 (PyTorch; no MLX or network needed):
+#        bash scripts/demo/train_gpu.sh train
+#    Four runs share the GPU for TRAIN_SECONDS (default 420; about 8 minutes with start-up and packing): both
+#    families on the whole curriculum from scratch (3-digit addition with column-by-column worked answers in
+#    DiffusionGemma's thought channel included), and each bundled demo's small-talk fine-tune. The packs go to
+#    $OUT (a device call's folder) or runs/gpu/packs. Through this workplace's device tool, one call:
+#        run(command="bash scripts/demo/train_gpu.sh train", timeout_s=600)
+# 2. Here, with the packs fetched into PACKS:
+#        bash scripts/demo/train_gpu.sh home PACKS
+#    Unpacks them into runs/gpu, bundles each run into runs/gpu/bundled (DiffusionGemma 8-bit, as the app's), measures
+#    every bundle and the app's own demos on the four prompt sets of every CPU pass (bench/eval_demo.py --panel),
+#    and prints, per demo, whether a run beats the bundled one (scripts/demo/compare_evals.py). Bundling one into
+#    the app is then `python -m scripts.demo.bundle --run runs/gpu/NAME --dest tui/demo/DEMO ...` by hand.
 set -euo pipefail
-TRAIN_PYTHON=${TRAIN_PYTHON:-python}
+cd "$(dirname "$0")/../.."
 APP_PYTHON=${APP_PYTHON:-.venv/bin/python}
 RUNS=${RUNS:-runs/gpu}
-DEST=${DEST:-$RUNS/bundled}
-DG_STEPS=${DG_STEPS:-6000}
-LL_STEPS=${LL_STEPS:-6000}
-WORKERS=${WORKERS:-6}
 
-train() {   # FAMILY STEPS: one family, 4 minutes of the GPU at most (a stop saves state.pt; rerun resumes)
-    local family=$1 steps=$2
-    timeout --signal=TERM 240 "$TRAIN_PYTHON" -m scripts.demo.train --family "$family" --out "$RUNS/$family" \
-        --device cuda --workers "$WORKERS" --steps "$steps" --warmup 200 --eval-every 0 --checkpoint-every 500 \
-        --log-every 100 || [ $? -eq 124 ]
+measure() {   # MODEL FOLDER: the four prompt sets into FOLDER/SET.json
+    local model=$1 folder=$2
+    mkdir -p "$folder"
+    "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 1 > "$folder/panel1.json"
+    "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 2 > "$folder/panel2.json"
+    "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 10 --seed 7 > "$folder/composed7.json"
+    "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel --composed 30 --seed 11 > "$folder/composed11.json"
 }
 
-began=$(date +%s)
-train diffusion_gemma "$DG_STEPS"
-train llada2_moe "$LL_STEPS"
-echo "{\"gpu_seconds\": $(( $(date +%s) - began ))}"
-
-card="\`scripts/demo/train_gpu.sh\` (the whole curriculum on one GPU)"
-"$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/diffusion_gemma" --dest "$DEST/diffusion-gemma-demo" --bits 8 \
-    --n 50 --n-other 8 --command "$card"
-"$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/llada2_moe" --dest "$DEST/llada2-demo" --n 50 --n-other 8 \
-    --command "$card"
-for demo in diffusion-gemma-demo llada2-demo; do
-    "$APP_PYTHON" bench/eval_demo.py --model "$DEST/$demo" --panel --grid > "$RUNS/panel-$demo.json"
-done
+case "${1:-}" in
+train)
+    python3 -m scripts.demo.gpu_run train --out "${OUT:-$RUNS/packs}" --runs "$RUNS" --seconds "${TRAIN_SECONDS:-420}"
+    ;;
+home)
+    packs=${2:?usage: train_gpu.sh home PACKS_FOLDER}
+    "$APP_PYTHON" -m scripts.demo.gpu_run unpack "$packs" --runs "$RUNS"
+    card="\`scripts/demo/train_gpu.sh\` (one GPU)"
+    measure tui/demo/diffusion-gemma-demo "$RUNS/evals/app-diffusion-gemma-demo"
+    measure tui/demo/llada2-demo "$RUNS/evals/app-llada2-demo"
+    for run in dg-curriculum llada2-curriculum dg-chat llada2-chat; do
+        [ -f "$RUNS/$run/model/model.safetensors" ] || { echo "$run: not in the packs"; continue; }
+        case $run in
+        dg-*) demo=diffusion-gemma-demo; bits=(--bits 8) ;;
+        *) demo=llada2-demo; bits=() ;;
+        esac
+        case $run in
+        *-chat) tasks=(--tasks chat) ;;
+        *) tasks=() ;;
+        esac
+        "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/$run" --dest "$RUNS/bundled/$run" "${bits[@]}" \
+            "${tasks[@]}" --n 50 --n-other 8 --command "$card"
+        measure "$RUNS/bundled/$run" "$RUNS/evals/$run"
+        echo "## $run against the app's $demo"
+        "$APP_PYTHON" -m scripts.demo.compare_evals "$RUNS/evals/app-$demo" "$RUNS/evals/$run"
+    done
+    ;;
+*)
+    echo "usage: train_gpu.sh train   (on the GPU machine) | train_gpu.sh home PACKS_FOLDER   (here)" >&2
+    exit 2
+    ;;
+esac
