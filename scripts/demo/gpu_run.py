@@ -118,7 +118,7 @@ def train(args) -> int:
         processes[name].terminate()
     for process in processes.values():
         try:
-            process.wait(timeout=60)
+            process.wait(timeout=30)
         except subprocess.TimeoutExpired:
             process.kill()
     summary = {"seconds": round(time.monotonic() - began), "runs": {}}
@@ -179,7 +179,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     t.add_argument("--out", type=Path, required=True, help="where the packs and summary.json go (the device's $OUT)")
     t.add_argument("--runs", type=Path, default=Path("runs/gpu"), help="run folders (default: runs/gpu)")
     t.add_argument("--seconds", type=float, default=420.0, help="training time of every run (default: 420)")
-    t.add_argument("--grace", type=float, default=90.0, help="seconds past --seconds before a run is stopped")
+    t.add_argument("--grace", type=float, default=60.0, help="seconds past --seconds before a run is stopped")
     t.add_argument("--device", default="cuda", choices=("cuda", "cpu"))
     t.add_argument("--workers", type=int, default=3, help="batch-making processes per run (default: 3)")
     t.add_argument("--token-budget", type=int, default=32768, help="padded tokens a batch, per run (default: "

@@ -3,7 +3,8 @@
 #
 # 1. On the GPU machine, from the repository root, with its own python3 (PyTorch; no MLX or network needed):
 #        bash scripts/demo/train_gpu.sh train
-#    Four runs share the GPU for TRAIN_SECONDS (default 420; about 8 minutes with start-up and packing): both
+#    Four runs share the GPU for TRAIN_SECONDS (default 420; at most 90 s more for start-up, export and a
+#    straggler, then packing: inside one 10-minute device call, and 15 minutes of device time with the start): both
 #    families on the whole curriculum from scratch (3-digit addition with column-by-column worked answers in
 #    DiffusionGemma's thought channel included), and each bundled demo's small-talk fine-tune. The packs go to
 #    $OUT (a device call's folder) or runs/gpu/packs. Through this workplace's device tool, one call:
