@@ -9,6 +9,7 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scripts.demo import batches, train  # noqa: E402
+from demo_trainer_helpers import tiny_llada_first_batch  # noqa: E402
 
 
 def test_the_decision_block_is_the_answer_part_of_the_block_holding_its_first_token():
@@ -27,14 +28,7 @@ def test_diffusion_gemma_refuses_a_decision_weight(capsys):
 
 def test_the_loss_weights_the_decision_block_and_only_it(tmp_path):
     torch.manual_seed(0)
-    args = train.parse_args(["--family", "llada2_moe", "--out", str(tmp_path), "--size", "tiny", "--workers", "0",
-                             "--examples-per-chunk", "32", "--token-budget", "1024", "--composed-chat", "0.5",
-                             "--focus", "chat", "--fully-noised", "0.5"])
-    trainer = train.Trainer(args)
-    try:
-        prepared = trainer.feed.next()
-    finally:
-        trainer.feed.close()
+    trainer, prepared = tiny_llada_first_batch(tmp_path, "--fully-noised", "0.5")
     batch = prepared.batch
 
     def loss(weight: float) -> float:

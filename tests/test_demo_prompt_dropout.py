@@ -11,6 +11,7 @@ torch = pytest.importorskip("torch")
 from scripts.demo import batches, train  # noqa: E402
 from scripts.demo.tokenizers import load_tokenizer, special_ids, write_tokenizer  # noqa: E402
 from scripts.demo.curriculum import Example  # noqa: E402
+from demo_trainer_helpers import tiny_llada_first_batch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -70,14 +71,7 @@ def test_the_option_is_llada2_only_and_a_probability(capsys):
 
 
 def test_the_trainer_passes_its_prompt_dropout_to_the_batches_and_encodes_the_prefix_from_them(tmp_path):
-    args = train.parse_args(["--family", "llada2_moe", "--out", str(tmp_path), "--size", "tiny", "--workers", "0",
-                             "--examples-per-chunk", "32", "--token-budget", "1024", "--composed-chat", "0.5",
-                             "--focus", "chat", "--prompt-dropout", "0.3"])
-    trainer = train.Trainer(args)
-    try:
-        prepared = trainer.feed.next()
-    finally:
-        trainer.feed.close()
+    trainer, prepared = tiny_llada_first_batch(tmp_path, "--prompt-dropout", "0.3")
     batch = prepared.batch
     mask = special_ids("llada2_moe")["mask"]
     prompt_side = torch.arange(batch.clean.shape[1])[None, :] < torch.tensor(batch.prompt_lengths)[:, None]
