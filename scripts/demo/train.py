@@ -1,6 +1,6 @@
 """Train a demo model: `python -m scripts.demo.train --family diffusion_gemma --out RUN_FOLDER`.
 
-Runs with the PyTorch environment (torch, numpy, tokenizers, safetensors, mlx for the engine's tokenizer):
+Runs with the PyTorch environment (torch, numpy, tokenizers, safetensors; no MLX, so a GPU machine's own does):
 PyTorch because a training step is ~2.8-3x faster than MLX's on a CPU (scripts/demo/compare_trainers.py);
 the PyTorch networks compute exactly what the engine computes (tests/test_demo_parity.py).
 
