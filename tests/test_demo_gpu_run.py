@@ -81,6 +81,19 @@ def test_a_lease_where_every_run_fails_ends_at_once_and_says_why(tmp_path):
                for run in summary["runs"].values())
 
 
+def test_a_run_that_ignores_its_stop_is_killed_and_reported(tmp_path, monkeypatch, capsys):
+    stuck = tmp_path / "stuck.sh"   # a trainer that neither ends by the clock nor on TERM
+    stuck.write_text("#!/bin/sh\ntrap '' TERM\necho 'still busy' >&2\nexec sleep 120\n")
+    stuck.chmod(0o755)
+    monkeypatch.setattr(gpu_run, "KILL_AFTER_S", 1)
+    began = time.monotonic()
+    code = gpu_run.main(["train", "--seconds", "1", "--grace", "1", "--quiet", "--only", "llada2-chat",
+                         "--python", str(stuck), "--out", str(tmp_path / "packs"), "--runs", str(tmp_path / "runs")])
+    assert code == 1 and time.monotonic() - began < 30
+    run = json.loads((tmp_path / "packs" / "summary.json").read_text())["runs"]["llada2-chat"]
+    assert run["exit"] == -9 and run["error"] == "still busy" and not run["packed"]
+
+
 def test_a_pack_too_big_to_come_back_is_dropped_and_said(tmp_path, monkeypatch):
     folder = tmp_path / "run"
     (folder / "model").mkdir(parents=True)

@@ -29,6 +29,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 PACK_LIMIT = 16 * 1024 * 1024   # what one file brought back from a device call may weigh
 WATCH_EVERY_S = 30
+KILL_AFTER_S = 30          # a run that has not ended this long after TERM is killed
 
 
 @dataclass(frozen=True)
@@ -83,19 +84,31 @@ def last_line(path: Path) -> str:
 
 
 def train(args) -> int:
-    runs_dir, out = args.runs, args.out
-    runs_dir.mkdir(parents=True, exist_ok=True)
-    out.mkdir(parents=True, exist_ok=True)
+    args.runs.mkdir(parents=True, exist_ok=True)
+    args.out.mkdir(parents=True, exist_ok=True)
     began = time.monotonic()
-    processes = {}
     chosen = [run for run in RUNS if not args.only or run.name in args.only]
-    for run in chosen:
-        folder = runs_dir / run.name
-        folder.mkdir(parents=True, exist_ok=True)
-        command = trainer_command(run, folder, args.python, args.device, args.seconds, args.workers,
-                                  args.token_budget)
-        with open(folder / "train.out", "w") as stdout, open(folder / "train.err", "w") as stderr:
-            processes[run.name] = subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=stderr)
+    processes = {run.name: launch(run, args) for run in chosen}
+    watch(processes, args, began)
+    summary = {"seconds": round(time.monotonic() - began),
+               "runs": {run.name: summarise(args.runs / run.name, processes[run.name].returncode,
+                                            args.out / f"{run.name}.tar.gz") for run in chosen}}
+    (args.out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
+    print(json.dumps(summary, indent=1), flush=True)
+    return 0 if any(r["exit"] == 0 for r in summary["runs"].values()) else 1
+
+
+def launch(run: Run, args) -> subprocess.Popen:
+    folder = args.runs / run.name
+    folder.mkdir(parents=True, exist_ok=True)
+    command = trainer_command(run, folder, args.python, args.device, args.seconds, args.workers, args.token_budget)
+    with open(folder / "train.out", "w") as stdout, open(folder / "train.err", "w") as stderr:
+        return subprocess.Popen(command, cwd=REPO, stdout=stdout, stderr=stderr)
+
+
+def watch(processes: dict[str, subprocess.Popen], args, began: float) -> None:
+    """Until every run has ended or the deadline: a failure said the moment it happens, progress every
+    WATCH_EVERY_S; then the stragglers are stopped (a trainer saves on TERM) and, failing that, killed."""
     # The trainers stop themselves at --seconds; the margin covers start-up, the export and stragglers.
     deadline = began + args.seconds + args.grace
     reported: set[str] = set()
@@ -104,7 +117,7 @@ def train(args) -> int:
         for name, process in processes.items():
             if process.poll() not in (None, 0) and name not in reported:
                 reported.add(name)
-                print(f"{name}: failed (exit {process.returncode}): {last_line(runs_dir / name / 'train.err')}",
+                print(f"{name}: failed (exit {process.returncode}): {last_line(args.runs / name / 'train.err')}",
                       flush=True)
         running = [name for name, process in processes.items() if process.poll() is None]
         if not running or time.monotonic() > deadline:
@@ -112,28 +125,24 @@ def train(args) -> int:
         if not args.quiet and time.monotonic() >= next_report:
             next_report += WATCH_EVERY_S
             for name in running:
-                print(f"{name}: {last_json(runs_dir / name / 'train.out', 'step') or 'starting'}", flush=True)
+                print(f"{name}: {last_json(args.runs / name / 'train.out', 'step') or 'starting'}", flush=True)
         time.sleep(0.5)
-    for name in running:   # past the deadline: the trainer saves on TERM
+    for name in running:
         processes[name].terminate()
     for process in processes.values():
         try:
-            process.wait(timeout=30)
+            process.wait(timeout=KILL_AFTER_S)
         except subprocess.TimeoutExpired:
             process.kill()
-    summary = {"seconds": round(time.monotonic() - began), "runs": {}}
-    for run in chosen:
-        folder = runs_dir / run.name
-        code = processes[run.name].returncode
-        stopped = last_json(folder / "log.jsonl", "stopped_at")
-        summary["runs"][run.name] = {"exit": code, "steps": stopped and stopped["stopped_at"],
-                                     "max_memory_mib": stopped and stopped.get("max_memory_mib"),
-                                     "last_logged": last_json(folder / "log.jsonl", "loss"),
-                                     **pack(folder, out / f"{run.name}.tar.gz"),
-                                     "error": None if code == 0 else last_line(folder / "train.err")}
-    (out / "summary.json").write_text(json.dumps(summary, indent=1) + "\n")
-    print(json.dumps(summary, indent=1), flush=True)
-    return 0 if any(r["exit"] == 0 for r in summary["runs"].values()) else 1
+            process.wait()
+
+
+def summarise(folder: Path, code: int, archive: Path) -> dict:
+    stopped = last_json(folder / "log.jsonl", "stopped_at")
+    return {"exit": code, "steps": stopped and stopped["stopped_at"],
+            "max_memory_mib": stopped and stopped.get("max_memory_mib"),
+            "last_logged": last_json(folder / "log.jsonl", "loss"), **pack(folder, archive),
+            "error": None if code == 0 else last_line(folder / "train.err")}
 
 
 PACKED = ("model", "log.jsonl", "train.out", "train.err")
