@@ -48,7 +48,7 @@ def test_dropout_hides_only_message_characters_and_leaves_the_answer_noise_as_it
     assert torch.equal(plain.masked, dropped.masked) and torch.equal(plain.clean, dropped.clean)
     changed = plain.noisy != dropped.noisy
     assert torch.equal(changed, dropped.context != dropped.clean)   # the same characters, prefix and noisy stream
-    assert torch.equal(plain.context, plain.clean)
+    assert plain.context is None   # without dropout the prefix is the clean sequence itself
     assert bool((dropped.noisy[changed] == ids["mask"]).all())
     assert not bool((changed & plain.masked).any())          # no loss position changes
     for row, example in enumerate(group):
@@ -81,6 +81,6 @@ def test_the_trainer_passes_its_prompt_dropout_to_the_batches_and_encodes_the_pr
     assert bool(((batch.context == mask) & before_first_block).any())   # reach the answer only via the prefix
     with torch.no_grad():
         hidden = float(trainer._llada_loss(prepared)[0])
-        batch.context = batch.clean
+        batch.context = None
         shown = float(trainer._llada_loss(prepared)[0])
     assert hidden != shown

@@ -137,7 +137,7 @@ def llada_length(example: Encoded, block: int) -> int:
 @dataclass
 class LLaDABatch:
     clean: torch.Tensor          # [B, T]: the targets
-    context: torch.Tensor        # [B, T]: what the clean prefix is encoded from (clean, but for prompt dropout)
+    context: torch.Tensor | None  # [B, T]: what the clean prefix is encoded from, when not `clean` (prompt dropout)
     noisy: torch.Tensor          # [B, T] answer positions masked at t per block (and the prompt's dropped ones)
     masked: torch.Tensor         # [B, T] bool: the positions in the loss
     lengths: list[int]
@@ -185,7 +185,7 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
     levels = noise_levels((len(group), length // block), fully_noised, generator).clamp(min=1e-3)
     t = levels.repeat_interleave(block, dim=1)
     masked = answer_at & (torch.rand(t.shape, generator=generator) < t)
-    context = clean
+    context = None
     if prompt_dropout > 0:   # drawn after the answer's noise, which stays what it is without dropout
         text = torch.zeros_like(answer_at)
         for row, example in enumerate(group):
@@ -193,5 +193,5 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
             text[row, start:end] = True
         hidden = text & (torch.rand(t.shape, generator=generator) < prompt_dropout)
         context = torch.where(hidden, torch.full_like(clean, mask), clean)
-    noisy = torch.where(masked, torch.full_like(clean, mask), context)
+    noisy = torch.where(masked, torch.full_like(clean, mask), clean if context is None else context)
     return LLaDABatch(clean, context, noisy, masked, lengths, [len(e.prompt) for e in group])

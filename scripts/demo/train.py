@@ -293,8 +293,8 @@ class Trainer:
         layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length, device)
         # The prompt's earlier blocks reach the answer only through this prefix: encoded from the context, so a
         # dropped prompt character is hidden there too (batches.py, prompt dropout).
-        prefix = self.model.encode(self._on_device(batch.context), torch.arange(length, device=device).expand_as(clean),
-                                   layout.clean_mask)
+        context = clean if batch.context is None else self._on_device(batch.context)
+        prefix = self.model.encode(context, torch.arange(length, device=device).expand_as(clean), layout.clean_mask)
         noisy = compact.take(self._on_device(batch.noisy), layout.gather)
         target = compact.take(clean, layout.gather)
         masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
