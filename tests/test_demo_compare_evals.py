@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from scripts.demo import compare_evals
 
 
@@ -47,3 +49,13 @@ def test_the_command_prints_the_table_and_the_verdict(tmp_path, capsys):
     assert out[-1] == "beats the bundled demo: no; behind on panel1, thinking off: thanks 80 % -> 70 %"
     (tmp_path / "empty").mkdir()
     assert compare_evals.main([str(tmp_path / "bundled"), str(tmp_path / "empty")]) == 2
+
+
+def test_a_file_that_is_not_an_evaluation_is_one_line_not_a_traceback(tmp_path):
+    (tmp_path / "panel1.json").write_text("")   # an evaluation cut short
+    with pytest.raises(SystemExit) as stop:
+        compare_evals.load_folder(tmp_path)
+    assert str(stop.value) == f"{tmp_path / 'panel1.json'}: not a bench/eval_demo.py --panel result (JSONDecodeError)"
+    (tmp_path / "panel1.json").write_text('{"model": "x"}')
+    with pytest.raises(SystemExit, match="not a bench/eval_demo.py --panel result"):
+        compare_evals.load_folder(tmp_path)

@@ -60,7 +60,17 @@ def _percent(value: float | None) -> str:
 
 
 def load_folder(folder: Path) -> dict[str, dict]:
-    return {path.stem: json.loads(path.read_text(encoding="utf-8")) for path in sorted(folder.glob("*.json"))}
+    """{set: evaluation} of folder's *.json; SystemExit with one line for a file that is not an evaluation (an
+    evaluation cut short leaves an empty one)."""
+    evaluations = {}
+    for path in sorted(folder.glob("*.json")):
+        try:
+            evaluation = json.loads(path.read_text(encoding="utf-8"))
+            by_setting(evaluation)
+        except (json.JSONDecodeError, UnicodeDecodeError, KeyError, TypeError) as exc:
+            raise SystemExit(f"{path}: not a bench/eval_demo.py --panel result ({type(exc).__name__})") from None
+        evaluations[path.stem] = evaluation
+    return evaluations
 
 
 def main(argv=None) -> int:
