@@ -2,8 +2,9 @@
 
 Ten per chat intent (all caps, slang and abbreviations, typos, emoji, multi-sentence, thanks as a statement or
 as appreciation, greetings as questions) and twenty out-of-scope prompts (maths, code, facts, jokes, gibberish)
-whose right answer is the about line. None of these strings, and none of their templates, is in the training
-phrasings (tests/test_demo_panel.py checks it); bench/eval_demo.py --panel measures the demos on them.
+whose right answer is the about line. Composition never makes any of them (chat_compose's guard); five differ
+from a fixed training phrasing only in case or punctuation ("HELLO?", "THANK YOU"), which
+scripts/demo/panel_overlap.py reports. bench/eval_demo.py --panel measures the demos on them.
 """
 
 from __future__ import annotations
@@ -71,4 +72,36 @@ PANEL_2 = {
         "what does 'serendipity' mean?", "idk", "Explain how a rainbow forms.",
     ),
 }
-PANELS = {"1": PANEL, "2": PANEL_2}
+
+# A third panel, written on 2026-12-06 by a helper that never read this repository (its brief: ordinary
+# variety, the same shape), so neither its strings nor its kinds were chosen by anyone who had seen the training
+# data. Some of its strings are common enough to be training phrasings too; bench/README.md reports them apart.
+PANEL_3 = {
+    "greeting": (
+        "hey!", "good evening 🙂", "yo whats up", "how are you doing today?", "HELLOOO",
+        "hi there, hope you're having a nice day", "helo", "Morning! Just popping in to say hi.", "hiya bot 👋", "sup",
+    ),
+    "identity": (
+        "who am i talking to", "are you a bot?", "what model is this", "what are you exactly?", "r u human or AI lol",
+        "Who made you?", "wat r u", "Is this a real person or a program?",
+        "tell me about yourself, what kind of assistant are you", "whats ur name",
+    ),
+    "capabilities": (
+        "what can u do", "what are you good at?", "how can you help me", "list your features",
+        "What kind of things can I ask you?", "wat can this bot do??", "any skills i should know about?",
+        "So what are you able to help with?", "show me what you're capable of", "What tasks do you support?",
+    ),
+    "thanks": (
+        "thx", "ty so much!!", "cheers", "that was really helpful", "Perfect. Thanks a lot!", "THANK YOU 🙏",
+        "thnaks man", "appreciate it", "merci beaucoup", "Great, you've been a big help. Much appreciated!",
+    ),
+    "out_of_scope": (
+        "what's 17*23", "solve x^2=9", "whats the square root of 144",
+        "if i have 3 apples and eat one how many are left", "write a python function to reverse a list",
+        "how do i center a div in css", "fix my sql pls: SELEC * FROM users", "capital of australia?",
+        "who won the world cup in 2018", "How tall is Mount Everest?", "when did ww2 end", "tell me a joke",
+        "know any good puns? 😂", "translate 'good morning' into spanish", "summarise this article for me",
+        "give me a recipe for banana bread", "asdfghjkl", "qwpeoriu zxmcnv", "banana", "should I quit my job?",
+    ),
+}
+PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3}
