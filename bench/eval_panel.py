@@ -3,9 +3,9 @@
 For each configuration (the demo's own defaults; optionally a grid of temperatures × seeds × thinking) every
 panel prompt is answered once. Reported per configuration: accuracy per intent (the exact fixed answer:
 thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
-reasoning other than the line given for its answer (thinking on, DiffusionGemma), steps per block (mean and
-minimum), full blocks that took under three steps, positions accepted at a block's first step (mean fraction)
-and seconds per answer (mean and worst). Only full blocks are held to three steps: LLaDA-2's first block shares
+reasoning other than the line given for its answer and, of those, reasoning that is none of the lines (thinking
+on, DiffusionGemma), steps per block (mean and minimum), full blocks that took under three steps, positions
+accepted at a block's first step (mean fraction) and seconds per answer (mean and worst). Only full blocks are held to three steps: LLaDA-2's first block shares
 the prompt's tail, and its official schedule (block_length / steps positions a step) fills a few left in one.
 """
 
@@ -57,6 +57,7 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
     family = model.family
     fixed = {chat_answer(intent, family) for intent in ("identity", "thanks")}
     per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
+    reasons, garbled_reasoning = {*REASONING.values(), OUT_OF_SCOPE_REASONING}, []
     short_blocks = 0   # full blocks that took fewer than three steps
     for intent, prompts in (PANEL if panel is None else panel).items():
         right = 0
@@ -70,6 +71,8 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
                 failures.append({"intent": intent, "prompt": prompt, "got": got["content"][:40]})
             if think and got["reasoning"] != REASONING.get(intent, OUT_OF_SCOPE_REASONING):
                 wrong_reasoning += 1
+                if got["reasoning"] not in reasons:
+                    garbled_reasoning.append({"prompt": prompt, "got": got["reasoning"]})
             steps += got["steps"]
             short_blocks += full_blocks_under_three_steps(got["blocks"])
             firsts += got["first"]
@@ -83,7 +86,10 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
            "seconds_per_answer_mean": round(sum(seconds) / len(seconds), 3),
            "seconds_per_answer_max": round(max(seconds), 3)}
     if think:
+        # Wrong = any line but its own, garbled ones included; garbled = none of the reasoning lines at all.
         row["reasoning_wrong_intent"] = wrong_reasoning
+        row["reasoning_garbled"] = len(garbled_reasoning)
+        row["reasoning_garbled_examples"] = garbled_reasoning[:3]
     return row
 
 

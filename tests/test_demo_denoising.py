@@ -3,7 +3,6 @@ denoising steps per block, a few positions at a time, and still the exact fixed 
 
 from __future__ import annotations
 
-import numpy as np
 import pytest
 
 import engine
@@ -95,24 +94,44 @@ def test_only_full_blocks_are_held_to_three_steps():
     assert full_blocks_under_three_steps([(2, 32, 32), (1, 16, 16), (3, 32, 32)]) == 2
 
 
-def test_diffusion_gemma_demo_has_a_step_to_spare_before_committing_a_block():
-    """At most 5 steps, a thanks the demo hesitated over ("cheers, that's great", the second panel) reached the
-    last step unsettled and was committed as "Yom're welcome! …". Six steps with t_min 0.16 keep the first five
-    temperatures of the former schedule (1.6 -> 0.4 over 5) and add a sixth at 0.4, so a block that settled within
-    five steps is denoised exactly as before and a hesitant one gets one more step."""
+FORMER_DG_DEFAULTS = engine.Settings(max_denoising_steps=6, t_min=0.16, entropy_bound=0.1)
+
+
+@pytest.mark.parametrize(("prompt", "think"), [("merci beaucoup", False), ("much obliged", True)])
+def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt, think):
+    """The demo is torn between its two lines over these (the third panel's "merci beaucoup", the first panel's
+    "much obliged" with thinking on). Under the former defaults' bound of 0.1 nats few positions were kept a step,
+    the rest renoised, and the last step's argmax mixed the lines ("Yom'retwelcDie! I'm onlya tmo"; with thinking
+    on, a torn thought spilled into the answer: "t II  n do.<channel|>I'm a tiny…"). With 0.5 the surest positions
+    of one line are kept and the answer settles on it, whole. (The thought itself can still come out torn:
+    bench/README.md, "Twelfth pass", counts those apart.)"""
+    model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
+    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    messages = [{"role": "user", "content": prompt}]
+    now = list(engine.generate(model, messages=messages, think=think))[-1]
+    before = list(engine.generate(model, messages=messages, think=think, settings=FORMER_DG_DEFAULTS))[-1]
+    assert now.content.strip() in lines, now.content
+    assert before.content.strip() not in lines, before.content
+
+
+def test_diffusion_gemma_demo_schedule_cools_from_hot_over_seven_steps():
     model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
     config = model.generation_config
-    assert config["max_denoising_steps"] == 6
-    six = [linear_temperature(6 - k, 6, config["t_min"], config["t_max"]) for k in range(6)]
-    five = [linear_temperature(5 - k, 5, 0.4, 1.6) for k in range(5)]
-    assert six[:5] == five and six[5] == np.float32(0.4)
-    thanks = chat_answer("thanks", "diffusion_gemma")
-    finished = list(engine.generate(model, messages=[{"role": "user", "content": "cheers, that's great"}]))[-1]
-    assert finished.content.strip() == thanks
-    assert finished.stats.steps_per_block[0] == 6
-    former = engine.Settings(max_denoising_steps=5, t_min=0.4)
-    for prompt in ("Morning!", "Many thanks!"):
-        now = list(engine.generate(model, messages=[{"role": "user", "content": prompt}]))[-1]
-        before = list(engine.generate(model, messages=[{"role": "user", "content": prompt}], settings=former))[-1]
-        assert max(now.stats.steps_per_block) < 5
-        assert (now.content, now.stats.steps_per_block) == (before.content, before.stats.steps_per_block)
+    assert (config["max_denoising_steps"], config["sampler_config"]["entropy_bound"]) == (7, 0.5)
+    temperatures = [float(linear_temperature(7 - k, 7, config["t_min"], config["t_max"])) for k in range(7)]
+    assert temperatures[0] == pytest.approx(1.6) and temperatures[-1] == pytest.approx(1.6 / 7)
+    assert temperatures == sorted(temperatures, reverse=True)
+    assert model.info().setting_defaults["entropy_bound"] == 0.5   # what the sampler panel shows
+
+
+@pytest.mark.parametrize("name", DEMO_NAMES)
+def test_the_bundled_sampler_defaults_are_the_ones_in_code(name):
+    """The bundler writes generation_config.json from scripts/demo/demo_config.py; a file edited by hand, or code
+    changed without re-writing the file, would show other defaults than bench/README.md measured."""
+    import json
+
+    from scripts.demo.demo_config import demo_checkpoint_config
+
+    folder = DEMO_ROOT / name
+    family = json.loads((folder / "config.json").read_text())["model_type"]
+    assert json.loads((folder / "generation_config.json").read_text()) == demo_checkpoint_config(family)[1]

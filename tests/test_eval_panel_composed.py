@@ -35,8 +35,8 @@ def test_eval_demo_names_the_panel_set_and_refuses_an_unknown_one(capsys):
     from bench.eval_demo import main
 
     with pytest.raises(SystemExit) as refused:
-        main(["--model", "tui/demo/llada2-demo", "--panel", "3"])
-    assert refused.value.code == 2 and "invalid choice: '3'" in capsys.readouterr().err
+        main(["--model", "tui/demo/llada2-demo", "--panel", "4"])
+    assert refused.value.code == 2 and "invalid choice: '4'" in capsys.readouterr().err
 
 
 def test_eval_demo_settings_on_top_of_the_defaults_are_typed_and_checked(capsys):
@@ -54,3 +54,30 @@ def test_eval_demo_settings_on_top_of_the_defaults_are_typed_and_checked(capsys)
             main(["--model", "tui/demo/llada2-demo", "--panel", *[a for pair in bad for a in ("--setting", pair)]])
         error = capsys.readouterr().err
         assert "error:" in error and ("setting" in error or "t_min" in error), error
+
+
+def test_a_reasoning_that_is_none_of_the_lines_is_counted_apart_from_the_other_line(monkeypatch):
+    import types
+
+    import engine
+    from bench import eval_panel
+    from scripts.demo.tasks_chat import ABOUT_REASONING, REASONING, chat_answer
+
+    family = "diffusion_gemma"
+    thought = {"hi": ABOUT_REASONING, "thanks a lot": "I will tell thanuser what I am and what I can do.",
+               "cheers": ABOUT_REASONING, "who are you": REASONING["thanks"]}
+
+    def answer(model, prompt, settings, think):
+        intent = "thanks" if prompt in ("thanks a lot", "cheers") else "identity"
+        return {"content": chat_answer(intent, family), "reasoning": thought[prompt], "steps": [3], "first": [0.1],
+                "blocks": [(3, 32, 32)], "seconds": 0.5}
+
+    monkeypatch.setattr(eval_panel, "answer_once", answer)
+    panel = {"greeting": ("hi",), "thanks": ("thanks a lot", "cheers"), "identity": ("who are you",)}
+    row = eval_panel.run_configuration(types.SimpleNamespace(family=family), engine.Settings(), True, panel)
+    assert row["garbled"] == 0 and row["accuracy"] == {"greeting": 1.0, "thanks": 1.0, "identity": 1.0}
+    assert row["reasoning_wrong_intent"] == 3      # the garbled one and the two that name the other line
+    assert row["reasoning_garbled"] == 1
+    assert row["reasoning_garbled_examples"] == [{"prompt": "thanks a lot", "got": thought["thanks a lot"]}]
+    assert "reasoning_garbled" not in eval_panel.run_configuration(
+        types.SimpleNamespace(family=family), engine.Settings(), False, panel)

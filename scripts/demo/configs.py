@@ -103,5 +103,7 @@ def generation_config_for(family: str, config: dict, **overrides) -> dict:
                "pad_token_id": pad, "threshold": 0.999, "transformers_version": "4.56.0"}
     else:
         raise ValueError(f"unknown family {family!r}")
+    if "entropy_bound" in overrides:   # the released files keep it inside sampler_config
+        out["sampler_config"] = dict(out["sampler_config"], entropy_bound=overrides.pop("entropy_bound"))
     out.update(overrides)
     return out
