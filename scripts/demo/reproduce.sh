@@ -321,3 +321,30 @@ eleventh_pass() {
         "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/pd/snap/step-1500" --panel $set
     done
 }
+
+# Twelfth pass (2026-12-06, CPU), bundled (bench/README.md, "Twelfth pass"): no training. A third panel written by a
+# helper that never read this repository (scripts/demo/panel_prompts.py, PANEL_3); which of its prompts training
+# has; both demos on it at their defaults and over the grid. Then DiffusionGemma's sampler defaults become an
+# entropy bound of 0.5 over at most 7 steps (t_min 0): the former ones (bound 0.1, 6 steps, t_min 0.16) against
+# them on the three panels and the two composed sets, and the new ones over the grid.
+twelfth_pass() {
+    local former="--setting max_denoising_steps=6 --setting t_min=0.16 --setting entropy_bound=0.1"
+    local dg=tui/demo/diffusion-gemma-demo
+    "$APP_PYTHON" -m scripts.demo.panel_overlap --panel 3
+    for model in tui/demo/llada2-demo "$dg"; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 3 --grid   # the former DiffusionGemma defaults:
+    done                                                                    # run before the bundle changed them
+    for set in "1" "2" "3" "--composed 10 --seed 7" "--composed 30 --seed 11"; do
+        # shellcheck disable=SC2086
+        "$APP_PYTHON" bench/eval_demo.py --model "$dg" --panel $set $former
+        # shellcheck disable=SC2086
+        "$APP_PYTHON" bench/eval_demo.py --model "$dg" --panel $set
+    done
+    for panel in 1 2 3; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$dg" --panel "$panel" --grid
+    done
+    # Time: the demo and a copy of it with the former generation_config.json, in turn on each prompt.
+    rm -rf "$RUNS/dg-former-defaults" && cp -r "$dg" "$RUNS/dg-former-defaults"
+    git show 19e2b79:"$dg"/generation_config.json > "$RUNS/dg-former-defaults/generation_config.json"
+    "$APP_PYTHON" bench/time_demos.py --panel 3 "$RUNS/dg-former-defaults" "$dg"
+}
