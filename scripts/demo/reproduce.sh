@@ -330,6 +330,17 @@ eleventh_pass() {
 twelfth_pass() {
     local former="--setting max_denoising_steps=6 --setting t_min=0.16 --setting entropy_bound=0.1"
     local dg=tui/demo/diffusion-gemma-demo
+    # The sweep over the prompts the demo is torn over (torn-sweep.jsonl; each line's settings are all given).
+    for extra in "" "entropy_bound=0.05" "entropy_bound=0.2" "entropy_bound=0.3" "entropy_bound=0.5" \
+        "entropy_bound=1.0" "entropy_bound=2.0" "t_max=1.2 t_min=0.12" "t_max=2.0 t_min=0.2" "stability_threshold=2" \
+        "max_denoising_steps=7 t_min=0.0" "max_denoising_steps=9 t_min=0.0" \
+        "max_denoising_steps=7 t_min=0.0 entropy_bound=0.5" "max_denoising_steps=7 t_min=0.0 entropy_bound=1.0" \
+        "max_denoising_steps=8 t_min=0.0 entropy_bound=1.0"; do
+        local pairs=()
+        for pair in $extra; do pairs+=(--setting "$pair"); done
+        # shellcheck disable=SC2086
+        "$APP_PYTHON" bench/dg_torn_prompts.py $former "${pairs[@]}"
+    done
     "$APP_PYTHON" -m scripts.demo.panel_overlap --panel 3
     for model in tui/demo/llada2-demo "$dg"; do
         "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 3 --grid   # the former DiffusionGemma defaults:

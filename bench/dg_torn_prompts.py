@@ -1,0 +1,66 @@
+"""How often the DiffusionGemma demo garbles the prompts it is torn over, under sampler settings of your choice.
+
+    python bench/dg_torn_prompts.py [--setting NAME=VALUE ...] [--seeds 6]
+
+The prompts are the ones the demo garbled on the hand-written panels or their grids (thinking off and on), each
+asked with seeds 1..N: a quick way to compare sampler settings before measuring them on whole panels with
+bench/eval_demo.py. Prints one JSON line: the settings, garbled answers of all asked, mean steps per block.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+import engine  # noqa: E402
+
+engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
+from bench.eval_demo import settings_from  # noqa: E402
+from engine.events import Finished  # noqa: E402
+from engine.settings import SettingsError  # noqa: E402
+from scripts.demo.tasks_chat import chat_answer  # noqa: E402
+
+TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False), ("qwe rty uio", True),
+        ("cheers, that's great", False), ("cheers, that's great", True), ("ty so much!!", False),
+        ("thx a ton 🙏", True))
+
+
+def garbled_count(model, settings: dict, seeds: int) -> dict:
+    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    garbled, asked, steps = 0, 0, []
+    for prompt, think in TORN:
+        for seed in range(1, seeds + 1):
+            chosen = engine.Settings.from_dict(settings | {"seed": seed})
+            finished = [e for e in engine.generate(model, messages=[{"role": "user", "content": prompt}],
+                                                   settings=chosen, think=think) if isinstance(e, Finished)][-1]
+            asked += 1
+            garbled += finished.content.strip() not in lines
+            steps += list(finished.stats.steps_per_block)
+    return {"settings": settings, "garbled": garbled, "of": asked, "steps_per_block": round(sum(steps) / len(steps), 2)}
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--model", default="tui/demo/diffusion-gemma-demo")
+    parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE")
+    parser.add_argument("--seeds", type=int, default=6)
+    args = parser.parse_args(argv)
+    if args.seeds < 1:
+        parser.error("--seeds must be at least 1")
+    try:
+        settings = settings_from(args.setting)
+    except (ValueError, SettingsError) as error:
+        parser.error(str(error))
+    model = engine.load(args.model)
+    if model.family != "diffusion_gemma":
+        parser.error(f"{args.model}: a DiffusionGemma demo is needed (this one is {model.family})")
+    print(json.dumps(garbled_count(model, settings, args.seeds)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
