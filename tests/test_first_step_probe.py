@@ -94,3 +94,18 @@ def test_separation_tells_a_bias_from_a_ranking():
     assert separation(mixed)["auc"] == 0.75 and separation(mixed)["best_accuracy"] == 0.75
     with pytest.raises(ValueError):
         separation([(True, 1.0)])
+
+
+def test_a_closer_replaces_the_prompts_own(capsys):
+    import json
+
+    from scripts.demo.first_step_probe import main, with_closer
+
+    asked = {"thanks": ("thx a ton 🙏", "ty so much!!", "THANK YOU", "cheers :)"), "greeting": ("hi!! 👋",)}
+    assert with_closer(asked, " 🙏") == {"thanks": ("thx a ton 🙏", "ty so much 🙏", "THANK YOU 🙏", "cheers :) 🙏"),
+                                        "greeting": ("hi 🙏",)}
+    assert with_closer(asked, "")["thanks"][:2] == ("thx a ton", "ty so much")
+    assert with_closer({"x": ("!!",)}, ".") == {"x": ("!!.",)}   # nothing left: the prompt is kept whole
+    assert main(["--model", str(LLADA), "--panel", "3", "--closer", " lol"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["closer"] == " lol" and report["prompts"] == "panel 3" and report["n"] == 60

@@ -19,6 +19,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import unicodedata
 from pathlib import Path
 
 import torch
@@ -81,6 +82,18 @@ def separation(margins: list[tuple[bool, float]]) -> dict:
     return {"auc": round(auc, 3), "best_accuracy": round(best_accuracy, 3), "best_threshold": round(best_threshold, 2)}
 
 
+def with_closer(asked: dict[str, tuple[str, ...]], closer: str) -> dict[str, tuple[str, ...]]:
+    """Each prompt with its own closer (trailing spaces, "!" and emoji) taken off and `closer` put on instead, to
+    see what a closer alone does to the choice."""
+    def bare(prompt: str) -> str:
+        end = len(prompt)
+        while end and (prompt[end - 1] in " !\ufe0f" or unicodedata.category(prompt[end - 1]) == "So"):
+            end -= 1
+        return prompt[:end] or prompt
+
+    return {intent: tuple(bare(p) + closer for p in prompts) for intent, prompts in asked.items()}
+
+
 def prompts_for(split: str, n: int, seed: int, panel: str | None = None) -> dict[str, tuple[str, ...]]:
     """{intent: prompts}: hand-written panel `panel` when one is named, else composed from `split`'s templates."""
     return PANELS[panel] if panel else chat_compose.composed_prompts(n, seed, split)
@@ -130,7 +143,9 @@ def main(argv=None) -> int:
     parser.add_argument("--split", choices=("train", "heldout"), default="train",
                         help="whose composed templates the prompts come from (default: train)")
     parser.add_argument("--panel", nargs="?", const="1", choices=tuple(PANELS), metavar="SET",
-                        help="a hand-written panel instead of composed prompts: 1 (default) or 2")
+                        help="a hand-written panel instead of composed prompts: 1 (default), 2 or 3")
+    parser.add_argument("--closer", metavar="TEXT", help="take each prompt's closer (trailing spaces, '!', emoji) "
+                        "off and end it with TEXT instead (an empty TEXT: no closer)")
     parser.add_argument("--n", type=int, default=40, help="composed prompts per intent (default: 40)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
@@ -140,9 +155,11 @@ def main(argv=None) -> int:
     model = load_model(args.model)
     tokenizer = load_tokenizer(args.model, "llada2_moe")
     asked = prompts_for(args.split, args.n, args.seed, args.panel)
+    if args.closer is not None:
+        asked = with_closer(asked, args.closer)
     result = probe(model, tokenizer, asked)
     print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else args.split,
-                      "seed": args.seed, **result}, indent=1, ensure_ascii=False))
+                      "seed": args.seed, "closer": args.closer, **result}, indent=1, ensure_ascii=False))
     return 0
 
 
