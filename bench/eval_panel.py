@@ -5,8 +5,9 @@ panel prompt is answered once. Reported per configuration: accuracy per intent (
 thanks → the thanks line, everything else → the about line), garbled answers (not any of the fixed lines),
 reasoning other than the line given for its answer and, of those, reasoning that is none of the lines (thinking
 on, DiffusionGemma), steps per block (mean and minimum), full blocks that took under three steps, positions
-accepted at a block's first step (mean fraction) and seconds per answer (mean and worst). Only full blocks are held to three steps: LLaDA-2's first block shares
-the prompt's tail, and its official schedule (block_length / steps positions a step) fills a few left in one.
+accepted at a block's first step (mean fraction) and seconds per answer (mean and worst). Only full blocks are
+held to three steps: LLaDA-2's first block shares the prompt's tail, and its official schedule (block_length /
+steps positions a step) fills a few left in one.
 """
 
 from __future__ import annotations
