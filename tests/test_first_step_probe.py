@@ -102,8 +102,8 @@ def test_a_closer_replaces_the_prompts_own(capsys):
     from scripts.demo.first_step_probe import main, with_closer
 
     asked = {"thanks": ("thx a ton 🙏", "ty so much!!", "THANK YOU", "cheers :)"), "greeting": ("hi!! 👋",)}
-    assert with_closer(asked, " 🙏") == {"thanks": ("thx a ton 🙏", "ty so much 🙏", "THANK YOU 🙏", "cheers :) 🙏"),
-                                        "greeting": ("hi 🙏",)}
+    assert with_closer(asked, " 🙏") == {
+        "thanks": ("thx a ton 🙏", "ty so much 🙏", "THANK YOU 🙏", "cheers :) 🙏"), "greeting": ("hi 🙏",)}
     assert with_closer(asked, "")["thanks"][:2] == ("thx a ton", "ty so much")
     assert with_closer({"x": ("!!",)}, ".") == {"x": ("!!.",)}   # nothing left: the prompt is kept whole
     assert main(["--model", str(LLADA), "--panel", "3", "--closer", " lol"]) == 0

@@ -79,7 +79,8 @@ PANEL_2 = {
 PANEL_3 = {
     "greeting": (
         "hey!", "good evening 🙂", "yo whats up", "how are you doing today?", "HELLOOO",
-        "hi there, hope you're having a nice day", "helo", "Morning! Just popping in to say hi.", "hiya bot 👋", "sup",
+        "hi there, hope you're having a nice day", "helo", "Morning! Just popping in to say hi.", "hiya bot 👋",
+        "sup",
     ),
     "identity": (
         "who am i talking to", "are you a bot?", "what model is this", "what are you exactly?", "r u human or AI lol",
