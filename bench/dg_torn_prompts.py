@@ -20,9 +20,8 @@ import engine  # noqa: E402
 
 engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from bench.eval_demo import settings_from  # noqa: E402
-from engine.events import Finished  # noqa: E402
+from bench.eval_panel import fixed_lines  # noqa: E402
 from engine.settings import SettingsError  # noqa: E402
-from scripts.demo.tasks_chat import chat_answer  # noqa: E402
 
 TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False), ("qwe rty uio", True),
         ("cheers, that's great", False), ("cheers, that's great", True), ("ty so much!!", False),
@@ -30,13 +29,13 @@ TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False
 
 
 def garbled_count(model, settings: dict, seeds: int) -> dict:
-    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    lines = fixed_lines(model.family)
     garbled, asked, steps = 0, 0, []
     for prompt, think in TORN:
         for seed in range(1, seeds + 1):
             chosen = engine.Settings.from_dict(settings | {"seed": seed})
-            finished = [e for e in engine.generate(model, messages=[{"role": "user", "content": prompt}],
-                                                   settings=chosen, think=think) if isinstance(e, Finished)][-1]
+            finished = list(engine.generate(model, messages=[{"role": "user", "content": prompt}],
+                                            settings=chosen, think=think))[-1]
             asked += 1
             garbled += finished.content.strip() not in lines
             steps += list(finished.stats.steps_per_block)

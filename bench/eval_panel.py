@@ -23,6 +23,11 @@ from scripts.demo.tasks_chat import REASONING, chat_answer
 ABOUT_INTENTS = ("greeting", "identity", "capabilities", "out_of_scope")
 
 
+def fixed_lines(family: str) -> set[str]:
+    """The demo's two answers: the about line and the thanks line. Any other answer is garbled."""
+    return {chat_answer(intent, family) for intent in ("identity", "thanks")}
+
+
 def expected_answer(intent: str, family: str) -> str:
     return chat_answer("thanks" if intent == "thanks" else "identity", family)
 
@@ -56,7 +61,7 @@ def full_blocks_under_three_steps(blocks: list[tuple[int, int, int]]) -> int:
 
 def run_configuration(model, settings: engine.Settings, think: bool, panel: dict | None = None) -> dict:
     family = model.family
-    fixed = {chat_answer(intent, family) for intent in ("identity", "thanks")}
+    fixed = fixed_lines(family)
     per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
     reasons, garbled_reasoning = {*REASONING.values(), OUT_OF_SCOPE_REASONING}, []
     short_blocks = 0   # full blocks that took fewer than three steps

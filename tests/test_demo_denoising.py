@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 import engine
-from bench.eval_panel import block_record, full_blocks_under_three_steps
+from bench.eval_panel import block_record, fixed_lines, full_blocks_under_three_steps
 from engine.events import BlockCommitted, Finished, Step
 from engine.generation.llada2 import resolve_plan
 from engine.generation.sampling import linear_temperature
@@ -80,7 +80,7 @@ def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt
             first_block.append(event.newly_accepted)
         elif isinstance(event, Finished):
             finished = event
-    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    lines = fixed_lines(model.family)
     assert finished.content.strip() in lines
     if prompt == "thx so much":
         assert finished.content.strip() == chat_answer("thanks", model.family)
@@ -106,7 +106,7 @@ def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt, th
     of one line are kept and the answer settles on it, whole. (The thought itself can still come out torn:
     bench/README.md, "Twelfth pass", counts those apart.)"""
     model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
-    lines = {chat_answer(intent, model.family) for intent in ("thanks", "identity")}
+    lines = fixed_lines(model.family)
     messages = [{"role": "user", "content": prompt}]
     now = list(engine.generate(model, messages=messages, think=think))[-1]
     before = list(engine.generate(model, messages=messages, think=think, settings=FORMER_DG_DEFAULTS))[-1]

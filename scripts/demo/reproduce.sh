@@ -342,9 +342,9 @@ twelfth_pass() {
         "$APP_PYTHON" bench/dg_torn_prompts.py $former "${pairs[@]}"
     done
     "$APP_PYTHON" -m scripts.demo.panel_overlap --panel 3
-    for model in tui/demo/llada2-demo "$dg"; do
-        "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel 3 --grid   # the former DiffusionGemma defaults:
-    done                                                                    # run before the bundle changed them
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel 3 --grid
+    # shellcheck disable=SC2086
+    "$APP_PYTHON" bench/eval_demo.py --model "$dg" --panel 3 --grid $former
     for set in "1" "2" "3" "--composed 10 --seed 7" "--composed 30 --seed 11"; do
         # shellcheck disable=SC2086
         "$APP_PYTHON" bench/eval_demo.py --model "$dg" --panel $set $former
