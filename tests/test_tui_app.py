@@ -342,6 +342,29 @@ async def test_theme_choice_is_saved(app_env):
         assert app.theme == chosen
 
 
+async def test_loading_a_model_does_not_report_the_canvas_mode_as_changed(app_env, monkeypatch):
+    # A Select posts Changed when mounted, so each rebuild of the sampler panel used to send the app a
+    # CanvasModeChanged for the mode it already had; handled while the app closed, it looked for a panel that was
+    # gone (a CI failure). Only a choice of a different mode is a change.
+    from tui.app import DiffusionChatApp
+    from tui.widgets.sampler_panel import SamplerPanel
+
+    reported = []
+    original = DiffusionChatApp.set_canvas_mode
+    monkeypatch.setattr(DiffusionChatApp, "set_canvas_mode", lambda self, mode: reported.append(mode) or original(self, mode))
+    app = make_app("dg_text")
+    async with app.run_test(size=SIZE) as pilot:
+        await wait_for_model(pilot)
+        panel = app.chat.query_one(SamplerPanel)
+        await panel.show_settings(panel.family, panel.settings, panel.canvas_mode, panel.defaults, panel.offered)
+        await pilot.pause()
+        await pilot.pause()
+        assert reported == []
+        panel.query_one("#canvas-mode").value = "noise"
+        await pilot.pause()
+        assert reported == ["noise"]
+
+
 async def test_a_canvas_mode_change_arriving_after_the_chat_screen_is_gone_is_only_saved(app_env):
     # The sampler panel's CanvasModeChanged can be handled after the app began closing (seen in CI: the message
     # queued by a model load, the app exiting right after): it used to raise StopIteration looking for the chat.

@@ -166,7 +166,8 @@ class ChatScreen(Screen):
 
     def show_canvas_mode(self, mode: str) -> None:
         self.canvas_mode = mode
-        self.query_one(SamplerPanel).show_canvas_mode(mode)
+        for panel in self.query(SamplerPanel):  # none while the screen is being taken apart
+            panel.show_canvas_mode(mode)
 
     def action_toggle_sampler(self) -> None:
         self.query_one(SamplerPanel).toggle_class("-open")

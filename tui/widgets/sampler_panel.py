@@ -224,6 +224,10 @@ class SamplerPanel(VerticalScroll):
     @on(Select.Changed, "#canvas-mode")
     def _canvas_mode_changed(self, event: Select.Changed) -> None:
         event.stop()
+        # A Select posts Changed when mounted too, so every rebuild of the panel would report its own mode as a
+        # change, and the app would handle it even while closing: only a different value is a change.
+        if event.value == self.canvas_mode:
+            return
         self.canvas_mode = event.value
         self.post_message(self.CanvasModeChanged(event.value))
 
