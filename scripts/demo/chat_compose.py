@@ -260,9 +260,19 @@ def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
             return pattern, text
 
 
-def example(rng, split: str, family: str, think: bool = False) -> Example:
-    """One composed single-turn chat example (intents by TRAIN_WEIGHTS)."""
-    intent = rng.choices(tuple(TRAIN_WEIGHTS), weights=tuple(TRAIN_WEIGHTS.values()))[0]
+def intent_weights(thanks_share: float = 0.0) -> dict[str, float]:
+    """TRAIN_WEIGHTS, or with thanks drawn at `thanks_share` and the other kinds keeping their ratios (0 = as is)."""
+    if not thanks_share:
+        return dict(TRAIN_WEIGHTS)
+    others = sum(w for intent, w in TRAIN_WEIGHTS.items() if intent != "thanks")
+    return {intent: thanks_share if intent == "thanks" else (1 - thanks_share) * w / others
+            for intent, w in TRAIN_WEIGHTS.items()}
+
+
+def example(rng, split: str, family: str, think: bool = False, thanks_share: float = 0.0) -> Example:
+    """One composed single-turn chat example (intents by `intent_weights(thanks_share)`)."""
+    weights = intent_weights(thanks_share)
+    intent = rng.choices(tuple(weights), weights=tuple(weights.values()))[0]
     if intent == "out_of_scope":
         template, prompt = compose_out_of_scope(rng, split)
         answer, reasoning = chat_answer("identity", family), OUT_OF_SCOPE_REASONING

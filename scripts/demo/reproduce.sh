@@ -216,6 +216,7 @@ probe_checkpoints() {
             probe() { "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$run/snap/step-$step" "$@" |
                 "$APP_PYTHON" -c "import json, sys; print(json.dumps(json.load(sys.stdin)['accuracy']))"; }
             echo "{\"step\": $step, \"panel1\": $(probe --panel 1), \"panel2\": $(probe --panel 2)," \
+                "\"panel3\": $(probe --panel 3)," \
                 "\"heldout40\": $(probe --split heldout --n 40), \"train40\": $(probe --split train --n 40)}" \
                 >> "$run/probe.jsonl"
         fi
@@ -320,6 +321,20 @@ eleventh_pass() {
         # shellcheck disable=SC2086
         "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/pd/snap/step-1500" --panel $set
     done
+}
+
+# Thirteenth pass (2026-12-06, CPU, both cores): the probe found the bundled LLaDA-2 demo (w8) choosing the thanks
+# line for only 71 % of thanks prompts drawn from its own training templates while every other intent is fitted at
+# 97-100 %: thanks underfitted, not only unseen. So w8 on w8's data and loss with thanks drawn for 45 % of the
+# composed turns instead of 28 % (--thanks-share, scripts/demo/chat_compose.intent_weights); export by the seventh
+# pass's rule.
+thirteenth_pass() {
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/ts" --init-from "$RUNS/w8/model" \
+        --size deep --steps 1500 --warmup 30 --lr 1e-4 --min-lr 1e-5 --focus chat --composed-chat 0.8 \
+        --thanks-share 0.45 --fully-noised 0.4 --decision-weight 4 --token-budget 8192 --threads 2 --workers 0 \
+        --eval-every 0 --log-every 10 --checkpoint-every 100 &
+    probe_checkpoints "$RUNS/ts" $!
+    cp -r "$RUNS/ts/model" "$RUNS/ts/snap/step-1500"
 }
 
 # Twelfth pass (2026-12-06, CPU), bundled (bench/README.md, "Twelfth pass"): no training. A third panel written by a

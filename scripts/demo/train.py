@@ -76,6 +76,9 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "arithmetic:add,repeat,counting,chat); empty = the whole curriculum; may change on resume")
     p.add_argument("--composed-chat", type=float, default=0.0, help="share of chat turns replaced by composed "
                    "small talk and out-of-scope prompts (scripts/demo/chat_compose.py)")
+    p.add_argument("--thanks-share", type=float, default=0.0, metavar="S", help="share of the composed turns "
+                   "that are thanks, the other kinds keeping their ratios (chat_compose.intent_weights); "
+                   "0 = the composed data's own mix (28 %% thanks)")
     p.add_argument("--fully-noised", type=float, default=0.2, help="share of canvases / blocks noised whole "
                    "(t = 1, as the sampler's first step sees them); the LLaDA-2 demo's phases before the fifth "
                    "pass ran with 0")
@@ -101,6 +104,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--prompt-dropout must be at least 0 and below 1")
     if args.prompt_dropout and args.family != "llada2_moe":
         p.error("--prompt-dropout hides LLaDA-2 prompt characters; DiffusionGemma's encoder reads its prompt clean")
+    if not 0 <= args.thanks_share < 1:
+        p.error("--thanks-share must be at least 0 and below 1")
+    if args.thanks_share and not args.composed_chat:
+        p.error("--thanks-share weights the composed turns; give --composed-chat too")
     if args.time_limit < 0:
         p.error("--time-limit must be 0 (none) or a number of seconds")
     if args.decision_weight != 1 and args.family != "llada2_moe":
@@ -185,7 +192,7 @@ class Trainer:
         spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
-                        self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout)
+                        self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout, args.thanks_share)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
