@@ -1,10 +1,12 @@
 """How often the DiffusionGemma demo garbles the prompts it is torn over, under sampler settings of your choice.
 
-    python bench/dg_torn_prompts.py [--setting NAME=VALUE ...] [--seeds 6]
+    python bench/dg_torn_prompts.py [--setting NAME=VALUE ...] [--seeds 6] [--thoughts]
 
 The prompts are the ones the demo garbled on the hand-written panels or their grids (thinking off and on), each
 asked with seeds 1..N: a quick way to compare sampler settings before measuring them on whole panels with
-bench/eval_demo.py. Prints one JSON line: the settings, garbled answers of all asked, mean steps per block.
+bench/eval_demo.py. `--thoughts` asks instead the prompts whose *thought* the demo garbled over the grids at its
+defaults (thinking on), and counts garbled thoughts too. Prints one JSON line: the settings, garbled answers (and
+thoughts) of all asked, mean steps per block.
 """
 
 from __future__ import annotations
@@ -21,25 +23,34 @@ import engine  # noqa: E402
 engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from bench.eval_demo import settings_from  # noqa: E402
 from bench.eval_panel import fixed_lines  # noqa: E402
+from scripts.demo.chat_compose import OUT_OF_SCOPE_REASONING  # noqa: E402
+from scripts.demo.tasks_chat import REASONING  # noqa: E402
 from engine.settings import SettingsError  # noqa: E402
 
 TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False), ("qwe rty uio", True),
         ("cheers, that's great", False), ("cheers, that's great", True), ("ty so much!!", False),
         ("thx a ton 🙏", True))
+# Garbled thoughts over the three panels' grids at the twelfth pass's defaults (bench/results/demo_twelfth_pass).
+TORN_THOUGHTS = tuple((prompt, True) for prompt in (
+    "summarise this article for me", "much obliged", "qwe rty uio", "Translate 'good night' into French.",
+    "Thanks! That's exactly what I needed.", "I really appreciate your help.", "what does 'serendipity' mean?",
+    "Translate 'thank you' into Spanish."))
 
 
-def garbled_count(model, settings: dict, seeds: int) -> dict:
-    lines = fixed_lines(model.family)
-    garbled, asked, steps = 0, 0, []
-    for prompt, think in TORN:
+def garbled_count(model, settings: dict, seeds: int, prompts=None) -> dict:
+    lines, reasons = fixed_lines(model.family), {*REASONING.values(), OUT_OF_SCOPE_REASONING}
+    garbled, garbled_thoughts, asked, steps = 0, 0, 0, []
+    for prompt, think in TORN if prompts is None else prompts:
         for seed in range(1, seeds + 1):
             chosen = engine.Settings.from_dict(settings | {"seed": seed})
             finished = list(engine.generate(model, messages=[{"role": "user", "content": prompt}],
                                             settings=chosen, think=think))[-1]
             asked += 1
             garbled += finished.content.strip() not in lines
+            garbled_thoughts += think and finished.reasoning.strip() not in reasons
             steps += list(finished.stats.steps_per_block)
-    return {"settings": settings, "garbled": garbled, "of": asked, "steps_per_block": round(sum(steps) / len(steps), 2)}
+    return {"settings": settings, "garbled": garbled, "garbled_thoughts": garbled_thoughts, "of": asked,
+            "steps_per_block": round(sum(steps) / len(steps), 2)}
 
 
 def main(argv=None) -> int:
@@ -47,6 +58,7 @@ def main(argv=None) -> int:
     parser.add_argument("--model", default="tui/demo/diffusion-gemma-demo")
     parser.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--seeds", type=int, default=6)
+    parser.add_argument("--thoughts", action="store_true", help="ask the prompts whose thought the demo garbles")
     args = parser.parse_args(argv)
     if args.seeds < 1:
         parser.error("--seeds must be at least 1")
@@ -57,7 +69,9 @@ def main(argv=None) -> int:
     model = engine.load(args.model)
     if model.family != "diffusion_gemma":
         parser.error(f"{args.model}: a DiffusionGemma demo is needed (this one is {model.family})")
-    print(json.dumps(garbled_count(model, settings, args.seeds)))
+    prompts = TORN_THOUGHTS if args.thoughts else TORN
+    print(json.dumps(garbled_count(model, settings, args.seeds, prompts) | {"prompts": "thoughts" if args.thoughts
+                                                                               else "answers"}))
     return 0
 
 

@@ -27,3 +27,18 @@ def test_bad_settings_and_the_wrong_family_are_one_line_errors(capsys):
             dg_torn_prompts.main(argv)
         assert refused.value.code == 2
         assert "error:" in capsys.readouterr().err
+
+
+def test_thoughts_mode_counts_a_garbled_thought_apart_from_the_answer(capsys, monkeypatch):
+    # At the twelfth pass's defaults, seed 1, this prompt's thought runs on into the about line, garbled, and the
+    # answer is empty: a garbled thought and a garbled answer.
+    monkeypatch.setattr(dg_torn_prompts, "TORN_THOUGHTS", (("summarise this article for me", True),))
+    twelfth = ["--setting", "max_denoising_steps=7", "--setting", "t_min=0.0", "--setting", "t_max=1.6",
+               "--setting", "entropy_bound=0.5"]
+    assert dg_torn_prompts.main(["--seeds", "1", "--thoughts", *twelfth]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["prompts"], row["garbled_thoughts"], row["garbled"], row["of"]) == ("thoughts", 1, 1, 1)
+    monkeypatch.setattr(dg_torn_prompts, "TORN", (("hello", False),))
+    assert dg_torn_prompts.main(["--seeds", "1", *twelfth]) == 0
+    row = json.loads(capsys.readouterr().out)
+    assert (row["prompts"], row["garbled_thoughts"], row["garbled"]) == ("answers", 0, 0)
