@@ -1,8 +1,7 @@
 """The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar. It renders
 and handles keys; the turn logic is `tui.session.ChatSession` (this screen is its `ChatView`); it never touches
 MLX (the session reads frames from the backend's slot on a 30 Hz timer). Its collaborators act: the prompt and
-the slash commands `tui.screens.prompt_commands`, revise mode and replay `diffusion_keys`, copying `answer_copy`.
-"""
+the slash commands `tui.screens.prompt_commands`, revise mode and replay `diffusion_keys`, copying `answer_copy`."""
 
 from __future__ import annotations
 
