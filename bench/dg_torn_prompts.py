@@ -22,9 +22,7 @@ import engine  # noqa: E402
 
 engine.prepare_process()  # first: it loads OpenBLAS before MLX on Linux
 from bench.eval_demo import settings_from  # noqa: E402
-from bench.eval_panel import fixed_lines  # noqa: E402
-from scripts.demo.chat_compose import OUT_OF_SCOPE_REASONING  # noqa: E402
-from scripts.demo.tasks_chat import REASONING  # noqa: E402
+from bench.eval_panel import fixed_lines, reasoning_lines  # noqa: E402
 from engine.settings import SettingsError  # noqa: E402
 
 TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False), ("qwe rty uio", True),
@@ -37,10 +35,10 @@ TORN_THOUGHTS = tuple((prompt, True) for prompt in (
     "Translate 'thank you' into Spanish."))
 
 
-def garbled_count(model, settings: dict, seeds: int, prompts=None) -> dict:
-    lines, reasons = fixed_lines(model.family), {*REASONING.values(), OUT_OF_SCOPE_REASONING}
+def garbled_count(model, settings: dict, seeds: int, prompts: tuple[tuple[str, bool], ...]) -> dict:
+    lines, reasons = fixed_lines(model.family), reasoning_lines()
     garbled, garbled_thoughts, asked, steps = 0, 0, 0, []
-    for prompt, think in TORN if prompts is None else prompts:
+    for prompt, think in prompts:
         for seed in range(1, seeds + 1):
             chosen = engine.Settings.from_dict(settings | {"seed": seed})
             finished = list(engine.generate(model, messages=[{"role": "user", "content": prompt}],
@@ -70,8 +68,8 @@ def main(argv=None) -> int:
     if model.family != "diffusion_gemma":
         parser.error(f"{args.model}: a DiffusionGemma demo is needed (this one is {model.family})")
     prompts = TORN_THOUGHTS if args.thoughts else TORN
-    print(json.dumps(garbled_count(model, settings, args.seeds, prompts) | {"prompts": "thoughts" if args.thoughts
-                                                                               else "answers"}))
+    row = garbled_count(model, settings, args.seeds, prompts)
+    print(json.dumps(row | {"prompts": "thoughts" if args.thoughts else "answers"}))
     return 0
 
 

@@ -28,6 +28,11 @@ def fixed_lines(family: str) -> set[str]:
     return {chat_answer(intent, family) for intent in ("identity", "thanks")}
 
 
+def reasoning_lines() -> set[str]:
+    """The demo's reasoning lines (thinking on, DiffusionGemma). Any other thought is garbled."""
+    return {*REASONING.values(), OUT_OF_SCOPE_REASONING}
+
+
 def expected_answer(intent: str, family: str) -> str:
     return chat_answer("thanks" if intent == "thanks" else "identity", family)
 
@@ -63,7 +68,7 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
     family = model.family
     fixed = fixed_lines(family)
     per_intent, garbled, wrong_reasoning, steps, firsts, seconds, failures = {}, [], 0, [], [], [], []
-    reasons, garbled_reasoning = {*REASONING.values(), OUT_OF_SCOPE_REASONING}, []
+    reasons, garbled_reasoning = reasoning_lines(), []
     short_blocks = 0   # full blocks that took fewer than three steps
     for intent, prompts in (PANEL if panel is None else panel).items():
         right = 0

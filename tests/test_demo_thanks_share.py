@@ -36,7 +36,7 @@ def test_a_share_draws_that_many_thanks_and_keeps_the_other_kinds_ratios():
 
 
 def test_the_option_is_a_share_of_composed_turns(capsys):
-    torch = pytest.importorskip("torch")  # noqa: F841 (train imports it)
+    pytest.importorskip("torch")   # train imports it
     from scripts.demo import train
 
     for bad in ("1", "-0.1"):

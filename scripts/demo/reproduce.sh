@@ -330,6 +330,19 @@ eleventh_pass() {
     done
 }
 
+# bench/dg_torn_prompts.py with FIXED (its own options, word-split) and then each SETTINGS ("NAME=VALUE ..."; ""
+# = none) in turn, one JSON line each.
+torn_sweep() {
+    local fixed=$1 extra pair
+    shift
+    for extra in "$@"; do
+        local pairs=()
+        for pair in $extra; do pairs+=(--setting "$pair"); done
+        # shellcheck disable=SC2086
+        "$APP_PYTHON" bench/dg_torn_prompts.py $fixed "${pairs[@]}"
+    done
+}
+
 # Thirteenth pass (2026-12-06, CPU, both cores): the probe found the bundled LLaDA-2 demo (w8) choosing the thanks
 # line for only 71 % of thanks prompts drawn from its own training templates while every other intent is fitted at
 # 97-100 %: thanks underfitted, not only unseen. So w8 on w8's data and loss with thanks drawn for 45 % of the
@@ -351,12 +364,8 @@ thirteenth_pass() {
     done
     # DiffusionGemma, no training: garbled thoughts under sampler settings (thought-sweep.jsonl; it was run while
     # the trainer above ran).
-    for extra in "" "entropy_bound=0.75" "entropy_bound=1.0" "max_denoising_steps=8" "max_denoising_steps=9" \
-        "max_denoising_steps=9 entropy_bound=1.0" "entropy_bound=0.3"; do
-        local pairs=()
-        for pair in $extra; do pairs+=(--setting "$pair"); done
-        "$APP_PYTHON" bench/dg_torn_prompts.py --thoughts "${pairs[@]}"
-    done
+    torn_sweep "--thoughts" "" "entropy_bound=0.75" "entropy_bound=1.0" "max_denoising_steps=8" \
+        "max_denoising_steps=9" "max_denoising_steps=9 entropy_bound=1.0" "entropy_bound=0.3"
 }
 
 # Twelfth pass (2026-12-06, CPU), bundled (bench/README.md, "Twelfth pass"): no training. A third panel written by a
@@ -368,16 +377,11 @@ twelfth_pass() {
     local former="--setting max_denoising_steps=6 --setting t_min=0.16 --setting entropy_bound=0.1"
     local dg=tui/demo/diffusion-gemma-demo
     # The sweep over the prompts the demo is torn over (torn-sweep.jsonl; each line's settings are all given).
-    for extra in "" "entropy_bound=0.05" "entropy_bound=0.2" "entropy_bound=0.3" "entropy_bound=0.5" \
+    torn_sweep "$former" "" "entropy_bound=0.05" "entropy_bound=0.2" "entropy_bound=0.3" "entropy_bound=0.5" \
         "entropy_bound=1.0" "entropy_bound=2.0" "t_max=1.2 t_min=0.12" "t_max=2.0 t_min=0.2" "stability_threshold=2" \
         "max_denoising_steps=7 t_min=0.0" "max_denoising_steps=9 t_min=0.0" \
         "max_denoising_steps=7 t_min=0.0 entropy_bound=0.5" "max_denoising_steps=7 t_min=0.0 entropy_bound=1.0" \
-        "max_denoising_steps=8 t_min=0.0 entropy_bound=1.0"; do
-        local pairs=()
-        for pair in $extra; do pairs+=(--setting "$pair"); done
-        # shellcheck disable=SC2086
-        "$APP_PYTHON" bench/dg_torn_prompts.py $former "${pairs[@]}"
-    done
+        "max_denoising_steps=8 t_min=0.0 entropy_bound=1.0"
     "$APP_PYTHON" -m scripts.demo.panel_overlap --panel 3
     "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel 3 --grid
     # shellcheck disable=SC2086

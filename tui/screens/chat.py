@@ -1,7 +1,8 @@
 """The chat screen: transcript with the live canvas, prompt, attachments, sampler panel and status bar. It renders
 and handles keys; the turn logic is `tui.session.ChatSession` (this screen is its `ChatView`); it never touches
 MLX (the session reads frames from the backend's slot on a 30 Hz timer). Its collaborators act: the prompt and
-the slash commands `tui.screens.prompt_commands`, revise mode and replay `diffusion_keys`, copying `answer_copy`."""
+the slash commands `tui.screens.prompt_commands`, revise mode and replay `diffusion_keys`, copying `answer_copy`.
+"""
 
 from __future__ import annotations
 
@@ -165,8 +166,7 @@ class ChatScreen(Screen):
 
     def show_canvas_mode(self, mode: str) -> None:
         self.canvas_mode = mode
-        for panel in self.query(SamplerPanel):  # none while the screen is being taken apart
-            panel.show_canvas_mode(mode)
+        self.query_one(SamplerPanel).show_canvas_mode(mode)
 
     def action_toggle_sampler(self) -> None:
         self.query_one(SamplerPanel).toggle_class("-open")
