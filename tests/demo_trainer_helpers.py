@@ -1,10 +1,14 @@
-"""A tiny LLaDA-2 trainer and its first batch, for tests that look at one loss (needs PyTorch)."""
+"""A tiny LLaDA-2 trainer and its first batch, for tests that look at one loss or at what the trainer hands its
+batches; the checks every share of the composed turns (--thanks-share, --intent-labels) gets (needs PyTorch)."""
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
-from scripts.demo import train
+import pytest
+
+from scripts.demo import batches, train
 
 
 def tiny_llada_first_batch(out: Path, *extra: str):
@@ -17,3 +21,26 @@ def tiny_llada_first_batch(out: Path, *extra: str):
         return trainer, trainer.feed.next()
     finally:
         trainer.feed.close()
+
+
+def check_share_option(option: str, attribute: str, capsys) -> None:
+    """`option` takes a share in [0, 1) of the composed turns, so it needs --composed-chat."""
+    for bad in ("1", "-0.1"):
+        with pytest.raises(SystemExit):
+            train.parse_args(["--family", "llada2_moe", "--out", "x", "--composed-chat", "0.8", option, bad])
+    with pytest.raises(SystemExit):
+        train.parse_args(["--family", "llada2_moe", "--out", "x", option, "0.4"])
+    assert "--composed-chat" in capsys.readouterr().err
+    args = train.parse_args(["--family", "llada2_moe", "--out", "x", "--composed-chat", "0.8", option, "0.4"])
+    assert getattr(args, attribute) == 0.4
+
+
+def handed_to_batches(out: Path, monkeypatch, parameter: str, *extra: str) -> set:
+    """The values of batches.encoded_examples' `parameter` over a tiny trainer's first batch, run with `extra`."""
+    seen = []
+    original = batches.encoded_examples
+    bind = inspect.signature(original).bind
+    monkeypatch.setattr(batches, "encoded_examples",
+                        lambda *a, **k: seen.append(bind(*a, **k).arguments[parameter]) or original(*a, **k))
+    tiny_llada_first_batch(out, *extra)
+    return set(seen)

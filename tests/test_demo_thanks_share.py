@@ -1,5 +1,6 @@
-"""The trainer's `--thanks-share`: the share of composed small-talk turns that are thanks, the other kinds keeping
-their ratios; 0 leaves the composed data exactly as it was (a resumed run's stream must not change)."""
+"""The composed data behind the trainer's `--thanks-share` (the option itself: test_demo_share_options.py): the
+share of composed small-talk turns that are thanks, the other kinds keeping their ratios; 0 leaves the composed
+data exactly as it was (a resumed run's stream must not change)."""
 
 from __future__ import annotations
 
@@ -33,30 +34,3 @@ def test_a_share_draws_that_many_thanks_and_keeps_the_other_kinds_ratios():
     counts = drawn_intents(4000, 0.45)
     assert 0.42 < counts["thanks"] / 4000 < 0.48
     assert 0.25 < drawn_intents(4000, 0.0)["thanks"] / 4000 < 0.31
-
-
-def test_the_option_is_a_share_of_composed_turns(capsys):
-    pytest.importorskip("torch")   # train imports it
-    from scripts.demo import train
-
-    for bad in ("1", "-0.1"):
-        with pytest.raises(SystemExit):
-            train.parse_args(["--family", "llada2_moe", "--out", "x", "--composed-chat", "0.8", "--thanks-share", bad])
-    with pytest.raises(SystemExit):
-        train.parse_args(["--family", "llada2_moe", "--out", "x", "--thanks-share", "0.4"])
-    assert "--composed-chat" in capsys.readouterr().err
-    args = train.parse_args(["--family", "llada2_moe", "--out", "x", "--composed-chat", "0.8", "--thanks-share", "0.4"])
-    assert args.thanks_share == 0.4
-
-
-def test_the_trainer_hands_the_share_to_its_batches(tmp_path, monkeypatch):
-    pytest.importorskip("torch")
-    from scripts.demo import batches
-
-    from demo_trainer_helpers import tiny_llada_first_batch
-
-    seen = []
-    original = batches.encoded_examples
-    monkeypatch.setattr(batches, "encoded_examples", lambda *a, **k: seen.append(a[-1]) or original(*a, **k))
-    tiny_llada_first_batch(tmp_path, "--composed-chat", "0.8", "--thanks-share", "0.45")
-    assert seen and set(seen) == {0.45}

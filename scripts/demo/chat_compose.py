@@ -283,6 +283,22 @@ def example(rng, split: str, family: str, think: bool = False, thanks_share: flo
                    reasoning=reasoning if think else "", answer=answer, subtask=intent, template=template)
 
 
+# An auxiliary task for training only (train.py --intent-labels): under this system message a composed turn is
+# answered with its intent's name. The two lines alone teach "thanks or not", where "not" is everything from a
+# greeting to keyboard mashing; the names teach five kinds, each of one shape, which the network may separate from
+# thanks more easily than their union. No user types the system message, so the app never sees it.
+INTENT_SYSTEM = "name the intent"
+INTENT_NAMES = {"greeting": "greeting", "identity": "identity", "capabilities": "capabilities", "thanks": "thanks",
+                "out_of_scope": "other"}
+
+
+def labelled(example: Example) -> Example:
+    """`example` (a composed turn) asked for its intent's name under INTENT_SYSTEM instead of its line."""
+    return Example(task="chat", messages=({"role": "system", "content": INTENT_SYSTEM}, *example.messages),
+                   think=False, reasoning="", answer=INTENT_NAMES[example.subtask], subtask=example.subtask,
+                   template=example.template)
+
+
 def composed_prompts(n: int, seed: int, split: str) -> dict[str, tuple[str, ...]]:
     """{intent: `n` prompts} composed from `split`'s templates, and `n` out-of-scope ones, drawn with `seed`."""
     import random

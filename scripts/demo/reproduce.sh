@@ -303,25 +303,26 @@ tenth_pass() {
 # (--prompt-dropout 0.15, scripts/demo/batches.py), so the choice between the two lines cannot rest on one
 # memorised spelling. Its export is chosen by the seventh pass's rule (the best least-intent accuracy of the probe
 # on the held-out templates over the last six checkpoints, the latest on a tie), then measured on the four sets.
-# w8 trained on for 1,500 steps with w8's data and loss and the extra options given, into RUN, every checkpoint
-# probed; the final weights too (the trainer ends before the probe loop sees its last save).
+# w8 (W8: its run's export, or the bundled demo, which is w8) trained on for STEPS steps with w8's data and loss
+# and the extra options given, into RUN, every checkpoint probed; the final weights too (the trainer ends before
+# the probe loop sees its last save).
 from_w8() {
-    local run=$1
-    shift
-    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/$run" --init-from "$RUNS/w8/model" \
-        --size deep --steps 1500 --warmup 30 --lr 1e-4 --min-lr 1e-5 --focus chat --composed-chat 0.8 \
-        --fully-noised 0.4 --decision-weight 4 --token-budget 8192 --threads 2 --workers 0 \
-        --eval-every 0 --log-every 10 --checkpoint-every 100 "$@" &
+    local run=$1 steps=$2
+    shift 2
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/$run" \
+        --init-from "${W8:-$RUNS/w8/model}" --size deep --steps "$steps" --warmup 30 --lr 1e-4 --min-lr 1e-5 \
+        --focus chat --composed-chat 0.8 --fully-noised 0.4 --decision-weight 4 --token-budget 8192 --threads 2 \
+        --workers 0 --eval-every 0 --log-every 10 --checkpoint-every 100 "$@" &
     probe_checkpoints "$RUNS/$run" $!
-    cp -r "$RUNS/$run/model" "$RUNS/$run/snap/step-1500"
+    cp -r "$RUNS/$run/model" "$RUNS/$run/snap/step-$steps"
     for set in "--panel 1" "--panel 2" "--split heldout --n 40" "--split train --n 40"; do
         # shellcheck disable=SC2086
-        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/$run/snap/step-1500" $set
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/$run/snap/step-$steps" $set
     done
 }
 
 eleventh_pass() {
-    from_w8 pd --prompt-dropout 0.15
+    from_w8 pd 1500 --prompt-dropout 0.15
     # The rule's pick, step 1,500 (the last six checkpoints tie), on the four sets; compared with the ninth pass's
     # w8 files by scripts/demo/compare_evals.py (each set copied to FOLDER/SET.json).
     for set in "1" "2" "--composed 10 --seed 7" "--composed 30 --seed 11"; do
@@ -353,7 +354,7 @@ thirteenth_pass() {
     for split in train heldout; do
         "$APP_PYTHON" -m scripts.demo.first_step_probe --model tui/demo/llada2-demo --split "$split" --n 100 --seed 5
     done
-    from_w8 ts --thanks-share 0.45
+    from_w8 ts 1500 --thanks-share 0.45
     "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/ts/snap/step-1500" --panel 3
     # The seventh pass's rule picks step 1,500 (1,200, 1,400 and 1,500 tie at 90 % least held-out intent),
     # evaluated on the five sets and compared with w8's files (the ninth pass's and demo_panel3/'s, copied to

@@ -79,6 +79,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--thanks-share", type=float, default=0.0, metavar="S", help="share of the composed turns "
                    "that are thanks, the other kinds keeping their ratios (chat_compose.intent_weights); "
                    "0 = the composed data's own mix (28 %% thanks)")
+    p.add_argument("--intent-labels", type=float, default=0.0, metavar="P", help="share of the composed turns "
+                   "asked for their intent's name instead of their line, under a system message no user types "
+                   "(chat_compose.labelled: five kinds to learn, not two lines); 0 = none")
     p.add_argument("--fully-noised", type=float, default=0.2, help="share of canvases / blocks noised whole "
                    "(t = 1, as the sampler's first step sees them); the LLaDA-2 demo's phases before the fifth "
                    "pass ran with 0")
@@ -104,10 +107,11 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--prompt-dropout must be at least 0 and below 1")
     if args.prompt_dropout and args.family != "llada2_moe":
         p.error("--prompt-dropout hides LLaDA-2 prompt characters; DiffusionGemma's encoder reads its prompt clean")
-    if not 0 <= args.thanks_share < 1:
-        p.error("--thanks-share must be at least 0 and below 1")
-    if args.thanks_share and not args.composed_chat:
-        p.error("--thanks-share weights the composed turns; give --composed-chat too")
+    for option, share in (("--thanks-share", args.thanks_share), ("--intent-labels", args.intent_labels)):
+        if not 0 <= share < 1:
+            p.error(f"{option} must be at least 0 and below 1")
+        if share and not args.composed_chat:
+            p.error(f"{option} is a share of the composed turns; give --composed-chat too")
     if args.time_limit < 0:
         p.error("--time-limit must be 0 (none) or a number of seconds")
     if args.decision_weight != 1 and args.family != "llada2_moe":
@@ -192,7 +196,8 @@ class Trainer:
         spec = FeedSpec(self.family, str(self.model_dir), args.seed, args.examples_per_chunk, self.budget,
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
-                        self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout, args.thanks_share)
+                        self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout, args.thanks_share,
+                        args.intent_labels)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
