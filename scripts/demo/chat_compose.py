@@ -286,7 +286,8 @@ def example(rng, split: str, family: str, think: bool = False, thanks_share: flo
 # An auxiliary task for training only (train.py --intent-labels): under this system message a composed turn is
 # answered with its intent's name. The two lines alone teach "thanks or not", where "not" is everything from a
 # greeting to keyboard mashing; the names teach five kinds, each of one shape, which the network may separate from
-# thanks more easily than their union. No user types the system message, so the app never sees it.
+# thanks more easily than their union (bench/README.md, "Fourteenth pass": a little, on composed prompts). No
+# user types the system message, so the app never sees it.
 INTENT_SYSTEM = "name the intent"
 INTENT_NAMES = {"greeting": "greeting", "identity": "identity", "capabilities": "capabilities", "thanks": "thanks",
                 "out_of_scope": "other"}
