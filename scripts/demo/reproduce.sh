@@ -386,6 +386,21 @@ fourteenth_pass() {
     done
 }
 
+# Fifteenth pass (2026-12-06, CPU, both cores), not bundled (bench/README.md, "Fifteenth pass"): the fourteenth
+# pass's lever on the DiffusionGemma demo, on its third pass's data, over a 30-minute clock (528 steps), quantized
+# to 8 bits as the bundler does and asked the three panels at the defaults, thinking off and on.
+fifteenth_pass() {
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/dgil" \
+        --init-from tui/demo/diffusion-gemma-demo --steps 900 --warmup 20 --lr 1e-4 --min-lr 1e-5 --focus chat \
+        --composed-chat 0.8 --think-probability 0.4 --intent-labels 0.25 --token-budget 8192 --threads 2 \
+        --workers 0 --eval-every 0 --log-every 10 --checkpoint-every 100 --time-limit 1800
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dgil/model" "$RUNS/dgil-8bit" --bits 8
+    cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dgil-8bit/"
+    for panel in 1 2 3; do
+        "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/dgil-8bit" --panel "$panel"
+    done
+}
+
 # Twelfth pass (2026-12-06, CPU), bundled (bench/README.md, "Twelfth pass"): no training. A third panel written by a
 # helper that never read this repository (scripts/demo/panel_prompts.py, PANEL_3); which of its prompts training
 # has; both demos on it at their defaults and over the grid. Then DiffusionGemma's sampler defaults become an
