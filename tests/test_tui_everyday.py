@@ -58,9 +58,9 @@ async def test_a_bad_path_keeps_the_working_model_and_shows_why_at_the_top(app_e
         field.value = "/tmp/nonexistent-model"
         await pilot.press("enter")
         status = picker.query_one("#load-status")
-        await wait_for(pilot, lambda: "not found" in str(status.render()), "the error")
-        await pilot.pause()
-        assert shown_whole(status), (status.region, size)
+        # Laid out a refresh after its text changes, later still on a loaded machine: wait for the layout too.
+        await wait_for(pilot, lambda: "not found" in str(status.render()) and shown_whole(status),
+                       f"the error shown whole at {size}")
         assert any("not found" in notice and working.name in notice for notice in notices(app))
         assert app.model_info is working and app.session.model is working
         assert app.chat.status_bar.model == working.name
@@ -88,8 +88,8 @@ async def test_a_wrong_api_key_at_start_says_so_in_the_picker(app_env, size):
         async with app.run_test(size=size) as pilot:
             picker = await _picker(pilot)
             status = picker.query_one("#load-status")
-            await pilot.pause()
-            assert "API key" in str(status.render()) and shown_whole(status)
+            await wait_for(pilot, lambda: "API key" in str(status.render()) and shown_whole(status),
+                           f"the API key's error shown whole at {size}")
             assert any("API key" in notice for notice in notices(app))
 
 
@@ -109,9 +109,8 @@ async def test_a_saved_model_that_cannot_load_says_so_and_offers_the_picker(app_
     async with app.run_test(size=size) as pilot:
         picker = await _picker(pilot)
         status = picker.query_one("#load-status")
-        await wait_for(pilot, lambda: "The last model" in str(status.render()), "the reason")
-        await pilot.pause()
-        assert "moved-away" in str(status.render()) and shown_whole(status)
+        await wait_for(pilot, lambda: "moved-away" in str(status.render()) and shown_whole(status),
+                       f"the reason shown whole at {size}")
 
 
 async def _open_picker(pilot):
@@ -169,9 +168,9 @@ async def test_a_bad_sampler_value_shows_under_its_field_and_the_turn_says_what_
         steps = panel.query_one("#setting-max_denoising_steps", Input)
         steps.focus()
         await pilot.press("a", "b", "c")
-        await pilot.pause()
         error = panel.query_one("#error-max_denoising_steps")
-        assert "got 'abc'" in str(error.render()) and shown_whole(error)
+        await wait_for(pilot, lambda: "got 'abc'" in str(error.render()) and shown_whole(error),
+                       f"the field's error shown whole at {size}")
         assert steps.region.bottom <= error.region.y <= steps.region.bottom + 1   # right under its field
         await send(pilot, "hi")
         await wait_for_answer(pilot)
