@@ -4,6 +4,8 @@ loss, and the demo fitted it for only ~89 % of its own training prompts (first_s
 
 from __future__ import annotations
 
+import dataclasses
+
 import pytest
 
 torch = pytest.importorskip("torch")
@@ -45,3 +47,54 @@ def test_the_loss_weights_the_decision_block_and_only_it(tmp_path):
     expected = (plain * in_loss - decision_sum + 3 * decision_sum) / (in_loss + 2 * in_decision)
     assert three == pytest.approx(expected, rel=1e-4)
     assert abs(decision_only - plain) > 1e-3
+
+
+def test_per_answer_weights_give_every_answer_the_same_decision_weight_however_few_positions_it_holds():
+    prompts = [31, 16, 32, 40]   # decision blocks of 1, 16, 32 and 24 answer positions
+    weights = batches.decision_weights(prompts, 96, 32, 4.0, per_answer=True)
+    decision = batches.decision_block(prompts, 96, 32)
+    assert [float(row[held].sum()) for row, held in zip(weights, decision)] == [64.0] * 4
+    assert float(weights[0, 31]) == 64.0 and float(weights[2, 40]) == 2.0
+    assert bool((weights[~decision] == 1).all())
+    # The default stays a weight per position: an answer counts by how many positions its first block holds.
+    plain = batches.decision_weights(prompts, 96, 32, 4.0)
+    assert torch.equal(plain, 1 + 3 * decision.float())
+
+
+def test_per_answer_is_refused_for_diffusion_gemma(capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--decision-per-answer"])
+    assert "DiffusionGemma" in capsys.readouterr().err
+
+
+def one_row(prepared, row: int):
+    """The Prepared batch cut to one of its examples (block-causal: the others never reached its loss)."""
+    batch = prepared.batch
+    length = batch.lengths[row]
+    cut = {name: getattr(batch, name)[row:row + 1, :length] for name in ("clean", "noisy", "masked")}
+    return dataclasses.replace(prepared, batch=dataclasses.replace(
+        batch, **cut, context=None, lengths=[length], prompt_lengths=[batch.prompt_lengths[row]]))
+
+
+def test_the_trainer_weighs_each_answer_once_with_decision_per_answer(tmp_path):
+    torch.manual_seed(0)
+    trainer, prepared = tiny_llada_first_batch(tmp_path, "--fully-noised", "0.5", "--decision-weight", "1e9",
+                                               "--decision-per-answer")
+    batch = prepared.batch
+    held = [batches.first_block_end(p, 32) - p for p in batch.prompt_lengths]
+    decision = batches.decision_block(batch.prompt_lengths, batch.clean.shape[1], 32) & batch.masked
+    counts = decision.sum(dim=1).tolist()
+    assert len(set(held)) > 1 and sum(c > 0 for c in counts) > 1
+
+    def loss(prepared_batch, per_answer: bool) -> float:
+        trainer.args.decision_per_answer = per_answer
+        with torch.no_grad():
+            return float(trainer._llada_loss(prepared_batch)[0])
+
+    # Each row's own mean loss over its masked decision positions, then the batch's: weighted by count / held.
+    means = [loss(one_row(prepared, row), False) if count else 0.0 for row, count in enumerate(counts)]
+    expected = sum(m * c / h for m, c, h in zip(means, counts, held)) / sum(c / h for c, h in zip(counts, held))
+    assert loss(prepared, True) == pytest.approx(expected, rel=1e-3)
+    by_count = sum(m * c for m, c in zip(means, counts)) / sum(counts)
+    assert loss(prepared, False) == pytest.approx(by_count, rel=1e-3)
+    assert abs(expected - by_count) > 1e-3

@@ -165,6 +165,21 @@ def decision_block(prompt_lengths: list[int], length: int, block: int) -> torch.
     return (at >= starts) & (at < first_block_end(starts, block))
 
 
+def decision_weights(prompt_lengths: list[int], length: int, block: int, weight: float,
+                     per_answer: bool = False) -> torch.Tensor:
+    """[B, T] loss weights: 1, and `weight` on each example's decision block. How many answer positions that block
+    holds depends on where the prompt ends (1 to `block`), so a weight per position makes an answer whose prompt
+    leaves it one position count 1/32 as much as one that leaves it 32, though the app decides each answer once.
+    `per_answer` (train.py --decision-per-answer) spreads `weight` x half a block over each example's decision
+    block instead, the same in all for every answer (an example's masked share of them is in the loss)."""
+    decision = decision_block(prompt_lengths, length, block)
+    if not per_answer:
+        return 1 + (weight - 1) * decision.float()
+    starts = torch.tensor(prompt_lengths)[:, None]
+    held = (first_block_end(starts, block) - starts).float()
+    return torch.where(decision, weight * (block / 2) / held, torch.ones_like(held))
+
+
 def user_text_span(prompt: list[int], role_close: int, role_end: int) -> tuple[int, int]:
     """[start, end) of the last message's text in a LLaDA-2 prompt: after the `</role>` that opens it, before
     its `<|role_end|>` (the generation prompt, `<role>ASSISTANT</role>`, follows). (0, 0) when there is none."""

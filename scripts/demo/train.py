@@ -94,6 +94,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--decision-weight", type=float, default=1.0, metavar="W", help="LLaDA-2: weight of the "
                    "answer's first block in the loss (scripts/demo/batches.decision_block), W times every other "
                    "position's; 1 = the plain mean")
+    p.add_argument("--decision-per-answer", action="store_true", help="LLaDA-2: W x half a block for every "
+                   "answer's first block in all, however few positions the prompt leaves it (batches.decision_weights)")
     p.add_argument("--prompt-dropout", type=float, default=0.0, metavar="P", help="LLaDA-2: hide each "
                    "character of the user's message behind <|mask|> with this probability (scripts/demo/batches.py); "
                    "0 = off")
@@ -114,7 +116,7 @@ def parse_args(argv=None) -> argparse.Namespace:
             p.error(f"{option} is a share of the composed turns; give --composed-chat too")
     if args.time_limit < 0:
         p.error("--time-limit must be 0 (none) or a number of seconds")
-    if args.decision_weight != 1 and args.family != "llada2_moe":
+    if (args.decision_weight != 1 or args.decision_per_answer) and args.family != "llada2_moe":
         p.error("--decision-weight weights LLaDA-2's first answer block; DiffusionGemma's loss has no such block")
     return args
 
@@ -261,8 +263,6 @@ class Trainer:
         with nullcontext() if self.average is None else self.average.applied():
             export_checkpoint(self.model, self.model_dir, self.family, self.config, self.generation_config)
 
-    # ---- data -------------------------------------------------------------------------------------------
-
     # ---- losses -----------------------------------------------------------------------------------------
 
     def loss(self) -> tuple[torch.Tensor, int]:
@@ -312,10 +312,9 @@ class Trainer:
         masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
         logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
         losses = F.cross_entropy(logits[masked].float(), target[masked], reduction="none")
-        if self.args.decision_weight == 1:
-            return losses.mean(), count
-        decision = batches.decision_block(batch.prompt_lengths, length, self.block)
-        weights = 1 + (self.args.decision_weight - 1) * compact.take(self._on_device(decision), layout.gather)[masked]
+        weights = batches.decision_weights(batch.prompt_lengths, length, self.block, self.args.decision_weight,
+                                           self.args.decision_per_answer)
+        weights = compact.take(self._on_device(weights), layout.gather)[masked]
         return (losses * weights).sum() / weights.sum(), count
 
     # ---- the loop ---------------------------------------------------------------------------------------
