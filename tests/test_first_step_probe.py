@@ -82,6 +82,15 @@ def test_the_probe_asks_either_hand_written_panel(capsys):
     # Every miss sits on the wrong side of the model's own threshold, 0: thanks below it, the rest above.
     assert report["missed"] and all((m["margin"] < 0) == (m["intent"] == "thanks") for m in report["missed"])
     assert 0.5 < report["margin"]["auc"] <= 1 and report["margin"]["best_accuracy"] >= report["overall"]
+    # Each miss says how many answer positions its first block held; the accuracy by those ranges shows the misses.
+    assert all(1 <= m["held"] <= 32 for m in report["missed"])
+    assert set(report["by_held"]) <= {"01-08", "09-16", "17-24", "25-32"} and min(report["by_held"].values()) < 1
+
+
+def test_held_positions_fall_in_ranges_of_eight():
+    from scripts.demo.first_step_probe import held_range
+
+    assert [held_range(h) for h in (1, 8, 9, 16, 17, 32)] == ["01-08", "01-08", "09-16", "09-16", "17-24", "25-32"]
 
 
 def test_separation_tells_a_bias_from_a_ranking():

@@ -118,6 +118,7 @@ def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
     line_ids = [tokenizer.encode_text(line) for line in lines]
     mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
     per_intent, missed, right_total, margins = {}, [], 0, []
+    by_held = {}   # how many answer positions the first block holds (the prompt's tail takes the rest): [right, asked]
     for intent, prompts in asked.items():
         expected = 0 if intent == "thanks" else 1
         right = 0
@@ -128,13 +129,24 @@ def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
             chosen = 0 if margin >= 0 else 1   # as choose_line: a tie is thanks
             margins.append((intent == "thanks", margin))
             right += chosen == expected
+            held = first_block_end(len(ids), BLOCK) - len(ids)
+            tally = by_held.setdefault(held_range(held), [0, 0])
+            tally[0] += chosen == expected
+            tally[1] += 1
             if chosen != expected:
-                missed.append({"intent": intent, "prompt": prompt, "margin": round(margin, 2)})
+                missed.append({"intent": intent, "prompt": prompt, "margin": round(margin, 2), "held": held})
         per_intent[intent] = round(right / len(prompts), 3)
         right_total += right
     asked_total = sum(len(p) for p in asked.values())
     return {"accuracy": per_intent, "overall": round(right_total / asked_total, 3), "n": asked_total,
-            "margin": separation(margins), "missed": missed}
+            "margin": separation(margins), "missed": missed,
+            "by_held": {held: round(right / asked, 3) for held, (right, asked) in sorted(by_held.items())}}
+
+
+def held_range(held: int, width: int = 8) -> str:
+    """The range of `width` that `held` answer positions fall in: 1-8, 9-16, 17-24, 25-32."""
+    low = (held - 1) // width * width + 1
+    return f"{low:02d}-{low + width - 1:02d}"
 
 
 def main(argv=None) -> int:
