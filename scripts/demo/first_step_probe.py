@@ -11,7 +11,8 @@ positions. `--split train` asks prompts composed from the training templates (sc
 the accuracy is how well training fitted the choice, not how it generalises; the answer text and the sampler are
 left out of it, which is why it can see what a training loss (one deciding token in ~45) hides.
 Prints one JSON object: accuracy per intent and overall, how well the thanks-minus-about margin separates thanks
-from the rest (`separation`), and the missed prompts with their margins.
+from the rest (`separation`), the missed prompts with their margins, and the accuracy by how many answer positions
+the first block holds (`by_held`: the prompt's tail takes the rest of it, so a short one decides on a few).
 """
 
 from __future__ import annotations
