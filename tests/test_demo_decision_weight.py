@@ -64,7 +64,8 @@ def test_per_answer_weights_give_every_answer_the_same_decision_weight_however_f
 def test_per_answer_is_refused_for_diffusion_gemma(capsys):
     with pytest.raises(SystemExit):
         train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--decision-per-answer"])
-    assert "DiffusionGemma" in capsys.readouterr().err
+    error = capsys.readouterr().err
+    assert "DiffusionGemma" in error and "--decision-per-answer" in error
 
 
 def one_row(prepared, row: int):

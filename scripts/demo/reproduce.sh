@@ -405,7 +405,7 @@ fifteenth_pass() {
 # block holds 1 to 32 answer positions (the prompt's tail takes the rest), and 5 of the 6 panel thanks w8 misses
 # hold 1-3, so w8 on w8's data and loss with each answer's first block weighted the same in all
 # (--decision-per-answer, scripts/demo/batches.decision_weights). Export by the seventh pass's rule over the last
-# six checkpoints, the final one included (step 1,200: 92.5 % against 87.5 % at 700-1,100), measured on the five
+# six checkpoints, the final one included (step 1,200: 90 % against 87.5 % at 700-1,100), measured on the five
 # sets against w8's files, and both probed on the three panels and the composed templates.
 sixteenth_pass() {
     W8=tui/demo/llada2-demo from_w8 pa 1200 --decision-per-answer

@@ -117,7 +117,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     if args.time_limit < 0:
         p.error("--time-limit must be 0 (none) or a number of seconds")
     if (args.decision_weight != 1 or args.decision_per_answer) and args.family != "llada2_moe":
-        p.error("--decision-weight weights LLaDA-2's first answer block; DiffusionGemma's loss has no such block")
+        p.error("--decision-weight and --decision-per-answer weight LLaDA-2's first answer block; DiffusionGemma's "
+                "loss has no such block")
     return args
 
 
