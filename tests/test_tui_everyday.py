@@ -35,6 +35,12 @@ def shown_whole(widget) -> bool:
             if getattr(ancestor, "is_scrollable", False) and ancestor is not widget.screen)
 
 
+async def wait_shown_whole(pilot, widget, *texts: str, what: str) -> None:
+    """Until the widget says every one of `texts` and is shown whole. It is laid out a refresh after its text
+    changes, later still on a loaded machine, so the layout is waited for with the text; a clipped one times out."""
+    await wait_for(pilot, lambda: all(text in str(widget.render()) for text in texts) and shown_whole(widget), what)
+
+
 def closed_port() -> int:
     with socket.socket() as probe:
         probe.bind(("127.0.0.1", 0))
@@ -58,9 +64,7 @@ async def test_a_bad_path_keeps_the_working_model_and_shows_why_at_the_top(app_e
         field.value = "/tmp/nonexistent-model"
         await pilot.press("enter")
         status = picker.query_one("#load-status")
-        # Laid out a refresh after its text changes, later still on a loaded machine: wait for the layout too.
-        await wait_for(pilot, lambda: "not found" in str(status.render()) and shown_whole(status),
-                       f"the error shown whole at {size}")
+        await wait_shown_whole(pilot, status, "not found", what=f"the error shown whole at {size}")
         assert any("not found" in notice and working.name in notice for notice in notices(app))
         assert app.model_info is working and app.session.model is working
         assert app.chat.status_bar.model == working.name
@@ -88,8 +92,7 @@ async def test_a_wrong_api_key_at_start_says_so_in_the_picker(app_env, size):
         async with app.run_test(size=size) as pilot:
             picker = await _picker(pilot)
             status = picker.query_one("#load-status")
-            await wait_for(pilot, lambda: "API key" in str(status.render()) and shown_whole(status),
-                           f"the API key's error shown whole at {size}")
+            await wait_shown_whole(pilot, status, "API key", what=f"the API key's error shown whole at {size}")
             assert any("API key" in notice for notice in notices(app))
 
 
@@ -109,8 +112,7 @@ async def test_a_saved_model_that_cannot_load_says_so_and_offers_the_picker(app_
     async with app.run_test(size=size) as pilot:
         picker = await _picker(pilot)
         status = picker.query_one("#load-status")
-        await wait_for(pilot, lambda: "moved-away" in str(status.render()) and shown_whole(status),
-                       f"the reason shown whole at {size}")
+        await wait_shown_whole(pilot, status, "The last model", "moved-away", what=f"the reason shown whole at {size}")
 
 
 async def _open_picker(pilot):
@@ -169,8 +171,7 @@ async def test_a_bad_sampler_value_shows_under_its_field_and_the_turn_says_what_
         steps.focus()
         await pilot.press("a", "b", "c")
         error = panel.query_one("#error-max_denoising_steps")
-        await wait_for(pilot, lambda: "got 'abc'" in str(error.render()) and shown_whole(error),
-                       f"the field's error shown whole at {size}")
+        await wait_shown_whole(pilot, error, "got 'abc'", what=f"the field's error shown whole at {size}")
         assert steps.region.bottom <= error.region.y <= steps.region.bottom + 1   # right under its field
         await send(pilot, "hi")
         await wait_for_answer(pilot)

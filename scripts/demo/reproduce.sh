@@ -409,15 +409,11 @@ fifteenth_pass() {
 # sets against w8's files, and both probed on the three panels and the composed templates.
 sixteenth_pass() {
     W8=tui/demo/llada2-demo from_w8 pa 1200 --decision-per-answer
-    local model=$RUNS/pa/snap/step-1200 panel split probed
-    for panel in 1 2 3; do
+    local model=$RUNS/pa/snap/step-1200 asked probed
+    for asked in "--panel 1" "--panel 2" "--panel 3" "--split train --n 100 --seed 5" "--split heldout --n 100 --seed 5"; do
         for probed in tui/demo/llada2-demo "$model"; do
-            "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$probed" --panel "$panel"
-        done
-    done
-    for split in train heldout; do
-        for probed in tui/demo/llada2-demo "$model"; do
-            "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$probed" --split "$split" --n 100 --seed 5
+            # shellcheck disable=SC2086
+            "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$probed" $asked
         done
     done
     for set in "1" "2" "3" "--composed 10 --seed 7" "--composed 30 --seed 11"; do
