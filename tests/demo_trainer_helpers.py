@@ -1,5 +1,6 @@
 """A tiny LLaDA-2 trainer and its first batch, for tests that look at one loss or at what the trainer hands its
-batches; the checks every share of the composed turns (--thanks-share, --intent-labels) gets (needs PyTorch)."""
+batches; the checks every share of the composed turns (--thanks-share, --intent-labels, --bare-share) gets
+(needs PyTorch)."""
 
 from __future__ import annotations
 

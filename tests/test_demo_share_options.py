@@ -1,5 +1,6 @@
 """The trainer's options that take a share of the composed small-talk turns (--thanks-share: how many are thanks;
---intent-labels: how many are asked for their intent's name): checked as shares, and handed to the batches."""
+--intent-labels: how many are asked for their intent's name; --bare-share: how many built phrases are the intent's
+words alone): checked as shares, and handed to the batches."""
 
 from __future__ import annotations
 
@@ -9,7 +10,8 @@ pytest.importorskip("torch")   # the trainer imports it
 
 from demo_trainer_helpers import check_share_option, handed_to_batches  # noqa: E402
 
-OPTIONS = [("--thanks-share", "thanks_share", 0.45), ("--intent-labels", "intent_labels", 0.3)]
+OPTIONS = [("--thanks-share", "thanks_share", 0.45), ("--intent-labels", "intent_labels", 0.3),
+           ("--bare-share", "bare_share", 0.4)]
 
 
 @pytest.mark.parametrize(("option", "attribute", "value"), OPTIONS)

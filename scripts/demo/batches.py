@@ -44,16 +44,17 @@ class Encoded:
 
 def encoded_examples(rng: random.Random, tokenizer, family: str, count: int, think_probability: float,
                      max_length: int, focus: dict | None = None, composed_chat: float = 0.0,
-                     thanks_share: float = 0.0, intent_labels: float = 0.0) -> list[Encoded]:
+                     thanks_share: float = 0.0, intent_labels: float = 0.0, bare_share: float = 0.0) -> list[Encoded]:
     """`composed_chat`: the share of chat examples replaced by composed small talk and out-of-scope prompts
     (scripts/demo/chat_compose.py), with thanks among them at `thanks_share` (0 = the composed data's own mix),
     and `intent_labels` of them asked for their intent's name instead (chat_compose.labelled; 0 = none, and the
-    stream is drawn exactly as without the option)."""
+    stream is drawn exactly as without the option), and `bare_share` of their built phrases the intent's words
+    alone (chat_compose.compose's `bare`)."""
     out = []
     while len(out) < count:
         example = sample_mixture(rng, "train", family=family, think_probability=think_probability, focus=focus)
         if example.task == "chat" and composed_chat and rng.random() < composed_chat:
-            example = chat_compose.example(rng, "train", family, example.think, thanks_share)
+            example = chat_compose.example(rng, "train", family, example.think, thanks_share, bare_share)
             if intent_labels and rng.random() < intent_labels:
                 example = chat_compose.labelled(example)
         prompt, answer = encode_example(example, tokenizer)

@@ -195,12 +195,13 @@ def noised(rng, text: str) -> str:
     return text
 
 
-def compose(rng, intent: str, split: str) -> tuple[str, str]:
+def compose(rng, intent: str, split: str, bare: float = 0.0) -> tuple[str, str]:
     """(template, prompt): the body is the template the split is kept by. An opener can turn one side's body into
-    the other's ("ok " + "thank you" is the body "ok thank you"): such a prompt is drawn again, on either side."""
+    the other's ("ok " + "thank you" is the body "ok thank you"): such a prompt is drawn again, on either side.
+    `bare`: the share of built phrases that are the intent's words alone (chat_compounds.build)."""
     avoided = _body_forms("train") if split == "heldout" else _reserved_forms()
     while True:
-        body, prompt = _compose_once(rng, intent, split)
+        body, prompt = _compose_once(rng, intent, split, bare)
         if normal_form(prompt) not in avoided:
             return body, prompt
 
@@ -210,12 +211,12 @@ def compound_template(intent: str) -> str:
     return f"<compound {intent}>"
 
 
-def _compound(rng, intent: str) -> str:
+def _compound(rng, intent: str, bare: float = 0.0) -> str:
     """A built phrase that is neither a held-out body nor a panel prompt (it may contain one: the panel, not
     the composed held-out set, is the strict measure of generalisation)."""
     reserved = _reserved_forms()
     while True:
-        phrase = chat_compounds.build(rng, intent)
+        phrase = chat_compounds.build(rng, intent, bare)
         if normal_form(phrase) not in reserved:
             return phrase
 
@@ -234,9 +235,9 @@ def _reserved_forms() -> frozenset[str]:
 COMPOUND_SHARE = 0.45   # of training phrases, built from parts rather than drawn from BODIES
 
 
-def _compose_once(rng, intent: str, split: str) -> tuple[str, str]:
+def _compose_once(rng, intent: str, split: str, bare: float) -> tuple[str, str]:
     if split == "train" and rng.random() < COMPOUND_SHARE:
-        body = _compound(rng, intent)
+        body = _compound(rng, intent, bare)
         template = compound_template(intent)
     else:
         body = template = rng.choice(bodies(intent, split))
@@ -269,15 +270,17 @@ def intent_weights(thanks_share: float = 0.0) -> dict[str, float]:
             for intent, w in TRAIN_WEIGHTS.items()}
 
 
-def example(rng, split: str, family: str, think: bool = False, thanks_share: float = 0.0) -> Example:
-    """One composed single-turn chat example (intents by `intent_weights(thanks_share)`)."""
+def example(rng, split: str, family: str, think: bool = False, thanks_share: float = 0.0,
+            bare_share: float = 0.0) -> Example:
+    """One composed single-turn chat example (intents by `intent_weights(thanks_share)`; `bare_share`: compose's
+    `bare`)."""
     weights = intent_weights(thanks_share)
     intent = rng.choices(tuple(weights), weights=tuple(weights.values()))[0]
     if intent == "out_of_scope":
         template, prompt = compose_out_of_scope(rng, split)
         answer, reasoning = chat_answer("identity", family), OUT_OF_SCOPE_REASONING
     else:
-        template, prompt = compose(rng, intent, split)
+        template, prompt = compose(rng, intent, split, bare_share)
         answer, reasoning = chat_answer(intent, family), REASONING[intent]
     return Example(task="chat", messages=({"role": "user", "content": prompt},), think=think,
                    reasoning=reasoning if think else "", answer=answer, subtask=intent, template=template)

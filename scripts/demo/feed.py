@@ -41,6 +41,7 @@ class FeedSpec:
     prompt_dropout: float = 0.0   # LLaDA-2 only
     thanks_share: float = 0.0
     intent_labels: float = 0.0
+    bare_share: float = 0.0
 
 
 @dataclass
@@ -64,7 +65,8 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
     focus = curriculum.parse_focus(spec.focus) if spec.focus else None
     examples = batches.encoded_examples(rng, _tokenizer(spec.model_dir, spec.family), spec.family,
                                         spec.examples_per_chunk, spec.think_probability, spec.max_length, focus,
-                                        spec.composed_chat, spec.thanks_share, spec.intent_labels)
+                                        spec.composed_chat, spec.thanks_share, spec.intent_labels,
+                                        spec.bare_share)
     if spec.family == "diffusion_gemma":
         groups = batches.by_budget(examples, lambda e: batches.dg_length(e, spec.canvas), spec.token_budget, rng)
         made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator, spec.fully_noised)

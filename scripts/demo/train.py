@@ -82,6 +82,8 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--intent-labels", type=float, default=0.0, metavar="P", help="share of the composed turns "
                    "asked for their intent's name instead of their line, under a system message no user types "
                    "(chat_compose.labelled: five kinds to learn, not two lines); 0 = none")
+    p.add_argument("--bare-share", type=float, default=0.0, metavar="P", help="share of the composed turns' built "
+                   "phrases that are the intent's words alone, no lead or tail (chat_compounds.build); 0 = none")
     p.add_argument("--fully-noised", type=float, default=0.2, help="share of canvases / blocks noised whole "
                    "(t = 1, as the sampler's first step sees them); the LLaDA-2 demo's phases before the fifth "
                    "pass ran with 0")
@@ -109,7 +111,8 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--prompt-dropout must be at least 0 and below 1")
     if args.prompt_dropout and args.family != "llada2_moe":
         p.error("--prompt-dropout hides LLaDA-2 prompt characters; DiffusionGemma's encoder reads its prompt clean")
-    for option, share in (("--thanks-share", args.thanks_share), ("--intent-labels", args.intent_labels)):
+    for option, share in (("--thanks-share", args.thanks_share), ("--intent-labels", args.intent_labels),
+                          ("--bare-share", args.bare_share)):
         if not 0 <= share < 1:
             p.error(f"{option} must be at least 0 and below 1")
         if share and not args.composed_chat:
@@ -131,9 +134,8 @@ def initialise(model: torch.nn.Module, generator: torch.Generator) -> None:
 
 
 CPU_TOKEN_BUDGET = 8192
-# A rough upper bound of what one padded token costs in training memory on the demo sizes (activations of every
-# layer kept for the backward pass, the batched experts' [tokens, experts, 2I] products, masks): the CUDA budget
-# is a quarter of the free memory over it, so the estimate may be off by a lot and still fit.
+# A rough upper bound of one padded token's training memory at the demo sizes (every layer's activations, the batched
+# experts' [tokens, experts, 2I] products, masks): the CUDA budget, a quarter of free memory over it, has slack.
 TRAINING_BYTES_PER_TOKEN = 256 * 1024
 MAX_TOKEN_BUDGET = 262_144
 
@@ -148,8 +150,7 @@ def token_budget(args) -> int:
 
 
 def learning_rate(step: int, args, elapsed: float = 0.0) -> float:
-    """Linear warm-up over --warmup steps, then a cosine to --min-lr at --steps, or at --time-limit seconds of
-    training when the clock gets there first."""
+    """Linear warm-up over --warmup steps, then a cosine to --min-lr at --steps or --time-limit, whichever first."""
     if step < args.warmup:
         return args.lr * (step + 1) / args.warmup
     progress = (step - args.warmup) / max(1, args.steps - args.warmup)
@@ -200,7 +201,7 @@ class Trainer:
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
                         self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout, args.thanks_share,
-                        args.intent_labels)
+                        args.intent_labels, args.bare_share)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
