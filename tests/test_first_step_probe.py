@@ -118,3 +118,21 @@ def test_a_closer_replaces_the_prompts_own(capsys):
     assert main(["--model", str(LLADA), "--panel", "3", "--closer", " lol"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["closer"] == " lol" and report["prompts"] == "panel 3" and report["n"] == 60
+
+
+def test_the_probe_asks_each_intents_own_words_alone(capsys):
+    import json
+
+    from scripts.demo.chat_compounds import PARTS
+    from scripts.demo.first_step_probe import main, prompts_for
+
+    asked = prompts_for("train", 0, 0, parts=True)
+    assert set(asked) == set(PARTS) and "" not in {p for prompts in asked.values() for p in prompts}
+    assert set(asked["greeting"]) == set(PARTS["greeting"][0]) - {""}
+    assert set(asked["thanks"]) == set(PARTS["thanks"][1]) - {""}
+    assert len(asked["thanks"]) == len(set(asked["thanks"]))   # a word listed twice is asked once
+    assert main(["--model", str(LLADA), "--parts", "--closer", " for the help"]) == 0
+    report = json.loads(capsys.readouterr().out)
+    assert report["prompts"] == "parts" and report["n"] == sum(len(p) for p in asked.values())
+    # The bundled demo reads the tail, not the words: every thanks word before it is thanks, and so are greetings.
+    assert report["accuracy"]["thanks"] == 1.0 and report["accuracy"]["greeting"] < 0.5

@@ -2,6 +2,7 @@
 
     python -m scripts.demo.first_step_probe --model runs/llada2_ft/model [--split train] [--n 50] [--seed 0]
     python -m scripts.demo.first_step_probe --model tui/demo/llada2-demo --panel
+    python -m scripts.demo.first_step_probe --model tui/demo/llada2-demo --parts [--closer " for the help"]
 
 The demo answers small talk with one of two fixed lines (thanks -> the thanks line, anything else -> the about
 line), and which one is settled at the first step: every later step sees answer tokens of the line already
@@ -25,7 +26,7 @@ from pathlib import Path
 
 import torch
 
-from . import chat_compose
+from . import chat_compose, chat_compounds
 from .batches import first_block_end
 from .panel_prompts import PANELS
 from .tasks_chat import chat_answer
@@ -95,9 +96,20 @@ def with_closer(asked: dict[str, tuple[str, ...]], closer: str) -> dict[str, tup
     return {intent: tuple(bare(p) + closer for p in prompts) for intent, prompts in asked.items()}
 
 
-def prompts_for(split: str, n: int, seed: int, panel: str | None = None) -> dict[str, tuple[str, ...]]:
-    """{intent: prompts}: hand-written panel `panel` when one is named, else composed from `split`'s templates."""
+def prompts_for(split: str, n: int, seed: int, panel: str | None = None, parts: bool = False
+                ) -> dict[str, tuple[str, ...]]:
+    """{intent: prompts}: hand-written panel `panel` when one is named, the words that say each intent alone
+    when `parts`, else composed from `split`'s templates."""
+    if parts:
+        return intent_words()
     return PANELS[panel] if panel else chat_compose.composed_prompts(n, seed, split)
+
+
+def intent_words() -> dict[str, tuple[str, ...]]:
+    """{intent: the training parts that say it, each alone}: a greeting's leads, another intent's cores
+    (chat_compounds.PARTS), to see whether the words carry the choice or the leads and tails around them do."""
+    return {intent: tuple(dict.fromkeys(p for p in (leads if intent == "greeting" else cores) if p))
+            for intent, (leads, cores, _) in chat_compounds.PARTS.items()}
 
 
 def load_model(folder: Path):
@@ -157,6 +169,8 @@ def main(argv=None) -> int:
                         help="whose composed templates the prompts come from (default: train)")
     parser.add_argument("--panel", nargs="?", const="1", choices=tuple(PANELS), metavar="SET",
                         help="a hand-written panel instead of composed prompts: 1 (default), 2 or 3")
+    parser.add_argument("--parts", action="store_true", help="each intent's own words alone (a greeting's "
+                        "leads, another intent's cores: chat_compounds.PARTS) instead of composed prompts")
     parser.add_argument("--closer", metavar="TEXT", help="take each prompt's closer (trailing spaces, '!', emoji) "
                         "off and end it with TEXT instead (an empty TEXT: no closer)")
     parser.add_argument("--n", type=int, default=40, help="composed prompts per intent (default: 40)")
@@ -167,11 +181,11 @@ def main(argv=None) -> int:
     torch.set_num_threads(1)
     model = load_model(args.model)
     tokenizer = load_tokenizer(args.model, "llada2_moe")
-    asked = prompts_for(args.split, args.n, args.seed, args.panel)
+    asked = prompts_for(args.split, args.n, args.seed, args.panel, args.parts)
     if args.closer is not None:
         asked = with_closer(asked, args.closer)
     result = probe(model, tokenizer, asked)
-    print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else args.split,
+    print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else "parts" if args.parts else args.split,
                       "seed": args.seed, "closer": args.closer, **result}, indent=1, ensure_ascii=False))
     return 0
 
