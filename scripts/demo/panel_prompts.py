@@ -105,4 +105,40 @@ PANEL_3 = {
         "give me a recipe for banana bread", "asdfghjkl", "qwpeoriu zxmcnv", "banana", "should I quit my job?",
     ),
 }
-PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3}
+# A fourth panel, written on 2026-12-06 by a helper that never read this repository (the same brief as the
+# third), so that a pass chosen on the first three panels is measured once more on phrasings nobody tuned it to.
+PANEL_4 = {
+    "greeting": (
+        "yo", "Good morning! ☀️", "hey there, you around?", "HELLO???", "hiya, how's it going",
+        "evening bot... long day huh", "sup 👋", "Hi! Hope you're doing well today.", "heyyy whats up",
+        "hola! anyone home?",
+    ),
+    "identity": (
+        "who are you", "What's your name?", "are u a real person or a bot??", "WHICH MODEL ARE YOU RUNNING ON",
+        "who made you? like which company", "am i talking to an AI rn 🤔", "so what exactly are you... a program?",
+        "Do you have a name or should I just call you bot", "r u human", "Who built this assistant? Just curious.",
+    ),
+    "capabilities": (
+        "what can you do", "What kind of stuff can you help me with?", "wat are u for exactly",
+        "can u do anything useful lol", "WHAT ARE YOUR SKILLS",
+        "Before I start... what are your limits? Anything you can't do?", "how can you help me today? 🙂",
+        "what r ur features", "Is there a list of things you're able to help with?", "what's this bot even good for",
+    ),
+    "thanks": (
+        "thanks!", "ty", "thx so much 🙏", "tysm!!", "That was super useful, appreciate it.", "lifesaver 😭", "THANK YOU",
+        "ok cool, thanks. that's all i needed", "merci beaucoup", "much appreciated...",
+    ),
+    "out_of_scope": (
+        "whats 17 * 24", "Can you calculate 15% of 380?", "write a python function that reverses a string",
+        "Why does my JavaScript say 'undefined is not a function'? Help pls", "what's the capital of australia",
+        "When did the Berlin Wall fall?", "HOW FAR IS THE MOON FROM EARTH", "tell me a joke",
+        "Write me a short poem about rain 🌧️", "translate 'where is the train station' into spanish",
+        "How do you say good night in Japanese?", "give me a recipe for banana bread",
+        "what can i make with eggs rice and spinach?", "should i quit my job to start a business?? kinda scared",
+        "Any tips for sleeping better? I keep waking up at 3am.",
+        "Summarize this: The meeting covered Q3 budget cuts and the new hiring freeze.",
+        "tldr of the french revolution pls", "asdfghjkl", "jjjjjjjj kdkdk ;;;", "recommend a good sci-fi book",
+    ),
+}
+
+PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3, "4": PANEL_4}
