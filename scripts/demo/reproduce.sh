@@ -422,6 +422,30 @@ sixteenth_pass() {
     done
 }
 
+# Seventeenth pass (2026-12-06, CPU, both cores), not bundled (bench/README.md, "Seventeenth pass"): the bundled
+# demo reads each intent's words alone (first_step_probe --parts) and before " mate" / " for the help", and a
+# fourth hand-written panel (PANEL_4) is asked of both demos. Then w8 with a share of the built phrases bare
+# (--bare-share): bs at w8's rate and bh at three times it, each stopped after its step-600 checkpoint (the
+# words alone had not moved), and bw, nine in ten built phrases bare and half the turns thanks, to see whether
+# the words can be learnt at all; every checkpoint probed (probe.jsonl, and the --parts probe: parts.jsonl).
+seventeenth_pass() {
+    local closer model
+    for closer in "" " mate" " for the help"; do
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model tui/demo/llada2-demo --parts ${closer:+--closer "$closer"}
+    done
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel 4
+    "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel 4
+    W8=tui/demo/llada2-demo from_w8 bs 1200 --bare-share 0.4                              # stopped at 600
+    W8=tui/demo/llada2-demo from_w8 bh 1400 --bare-share 0.4 --lr 3e-4 --min-lr 3e-5     # stopped at 600
+    W8=tui/demo/llada2-demo from_w8 bw 400 --bare-share 0.9 --thanks-share 0.5 --lr 3e-4 --min-lr 3e-5
+    for model in "$RUNS/bs/snap/step-600" "$RUNS/bh/snap/step-600" "$RUNS/bw/snap/step-400"; do
+        for closer in "" " for the help"; do
+            "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --parts ${closer:+--closer "$closer"}
+        done
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$model" --panel 4
+    done
+}
+
 # Twelfth pass (2026-12-06, CPU), bundled (bench/README.md, "Twelfth pass"): no training. A third panel written by a
 # helper that never read this repository (scripts/demo/panel_prompts.py, PANEL_3); which of its prompts training
 # has; both demos on it at their defaults and over the grid. Then DiffusionGemma's sampler defaults become an
