@@ -131,6 +131,9 @@ def test_the_probe_asks_each_intents_own_words_alone(capsys):
     assert set(asked["greeting"]) == set(PARTS["greeting"][0]) - {""}
     assert set(asked["thanks"]) == set(PARTS["thanks"][1]) - {""}
     assert len(asked["thanks"]) == len(set(asked["thanks"]))   # a word listed twice is asked once
+    with pytest.raises(SystemExit):   # two sets of prompts named
+        main(["--model", str(LLADA), "--parts", "--panel", "2"])
+    assert "give one" in capsys.readouterr().err
     assert main(["--model", str(LLADA), "--parts", "--closer", " for the help"]) == 0
     report = json.loads(capsys.readouterr().out)
     assert report["prompts"] == "parts" and report["n"] == sum(len(p) for p in asked.values())

@@ -176,6 +176,8 @@ def main(argv=None) -> int:
     parser.add_argument("--n", type=int, default=40, help="composed prompts per intent (default: 40)")
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
+    if args.parts and args.panel:
+        parser.error("--parts and --panel each name the prompts to ask: give one")
     if not (args.model / "config.json").is_file():
         parser.error(f"{args.model}: no config.json there (give a demo folder)")
     torch.set_num_threads(1)
@@ -185,8 +187,9 @@ def main(argv=None) -> int:
     if args.closer is not None:
         asked = with_closer(asked, args.closer)
     result = probe(model, tokenizer, asked)
-    print(json.dumps({"model": str(args.model), "prompts": f"panel {args.panel}" if args.panel else "parts" if args.parts else args.split,
-                      "seed": args.seed, "closer": args.closer, **result}, indent=1, ensure_ascii=False))
+    asked_name = f"panel {args.panel}" if args.panel else "parts" if args.parts else args.split
+    print(json.dumps({"model": str(args.model), "prompts": asked_name, "seed": args.seed, "closer": args.closer,
+                      **result}, indent=1, ensure_ascii=False))
     return 0
 
 
