@@ -40,7 +40,8 @@ def test_runs_train_without_mlx_stop_by_the_clock_and_come_home_as_loadable_chec
     # --grace: a trainer's start-up (torch, the init weights, its worker) took over the default 60 s on a 2-core
     # machine that was running two more test suites and a pip install; the clock, not the grace, should stop it.
     command = [train_python(), "-m", "scripts.demo.gpu_run", "train", "--device", "cpu", "--seconds", "4",
-               "--grace", "150", "--workers", "1", "--token-budget", "1024", "--quiet", "--only", "dg-chat,llada2-curriculum",
+               "--grace", "150", "--workers", "1", "--token-budget", "1024", "--quiet",
+               "--only", "dg-chat,llada2-curriculum",
                "--out", str(packs), "--runs", str(runs)]
     result = subprocess.run(command, cwd=REPO, env=torch_only_environment(tmp_path), capture_output=True,
                             text=True, timeout=240)

@@ -77,12 +77,19 @@ PRAISE = ("that works", "that helped", "that did it", "works now", "all sorted",
 PRAISE_ALONE = 0.15
 
 
+def carrier(intent: str) -> list[str]:
+    """The part of `intent`'s phrases that says the intent (a greeting's leads, another intent's cores), without
+    the empty choices; in PARTS' order, repeats kept, so a draw from it is the draw build() makes."""
+    leads, cores, _ = PARTS[intent]
+    return [part for part in (leads if intent == "greeting" else cores) if part]
+
+
 def build(rng, intent: str, bare: float = 0.0) -> str:
     """One phrase for `intent` from its parts (thanks sometimes with a sentence of praise around it); with
     probability `bare` only the part that says the intent (a greeting's lead, another intent's core), alone."""
     leads, cores, tails = PARTS[intent]
     if bare and rng.random() < bare:
-        return rng.choice([part for part in (leads if intent == "greeting" else cores) if part])
+        return rng.choice(carrier(intent))
     if intent == "thanks" and rng.random() < PRAISE_ALONE:
         return " ".join(part for part in (rng.choice(leads), rng.choice(PRAISE)) if part)
     lead, core, tail = rng.choice(leads), rng.choice(cores), rng.choice(tails)

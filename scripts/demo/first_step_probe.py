@@ -108,8 +108,7 @@ def prompts_for(split: str, n: int, seed: int, panel: str | None = None, parts: 
 def intent_words() -> dict[str, tuple[str, ...]]:
     """{intent: the training parts that say it, each alone}: a greeting's leads, another intent's cores
     (chat_compounds.PARTS), to see whether the words carry the choice or the leads and tails around them do."""
-    return {intent: tuple(dict.fromkeys(p for p in (leads if intent == "greeting" else cores) if p))
-            for intent, (leads, cores, _) in chat_compounds.PARTS.items()}
+    return {intent: tuple(dict.fromkeys(chat_compounds.carrier(intent))) for intent in chat_compounds.PARTS}
 
 
 def load_model(folder: Path):

@@ -125,8 +125,8 @@ PANEL_4 = {
         "what r ur features", "Is there a list of things you're able to help with?", "what's this bot even good for",
     ),
     "thanks": (
-        "thanks!", "ty", "thx so much 🙏", "tysm!!", "That was super useful, appreciate it.", "lifesaver 😭", "THANK YOU",
-        "ok cool, thanks. that's all i needed", "merci beaucoup", "much appreciated...",
+        "thanks!", "ty", "thx so much 🙏", "tysm!!", "That was super useful, appreciate it.", "lifesaver 😭",
+        "THANK YOU", "ok cool, thanks. that's all i needed", "merci beaucoup", "much appreciated...",
     ),
     "out_of_scope": (
         "whats 17 * 24", "Can you calculate 15% of 380?", "write a python function that reverses a string",
