@@ -203,8 +203,10 @@ seventh_pass() {
 # Every checkpoint of a running LLaDA-2 fine-tune, copied to RUN/snap/step-N as it is saved and probed
 # (scripts/demo/first_step_probe.py) on both panels and on prompts from the held-out and the training templates:
 # one JSON line a checkpoint in RUN/probe.jsonl. Run beside the trainer; it ends when the trainer does.
+# probe_checkpoints RUN PID [EVERY]: with EVERY, only the checkpoints at a multiple of EVERY steps, and the fourth
+# panel and the intents' own words (--parts) probed too (the eighteenth pass on).
 probe_checkpoints() {
-    local run=$1 pid=$2 last="" step saved
+    local run=$1 pid=$2 every=${3:-0} last="" step saved more
     while kill -0 "$pid" 2>/dev/null; do
         saved=$(stat -c %Y "$run/state.pt" 2>/dev/null || true)
         if [ -n "$saved" ] && [ "$saved" != "$last" ]; then
@@ -212,12 +214,20 @@ probe_checkpoints() {
             last=$saved
             step=$(grep '"step"' "$run/log.jsonl" | tail -1 | "$APP_PYTHON" -c \
                 "import json, sys; s = json.loads(sys.stdin.read())['step']; print(s - s % 50)")
+            if [ "$every" -gt 0 ] && [ $((step % every)) -ne 0 ]; then
+                sleep 10
+                continue
+            fi
             rm -rf "$run/snap/step-$step" && mkdir -p "$run/snap" && cp -r "$run/model" "$run/snap/step-$step"
             probe() { "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$run/snap/step-$step" "$@" |
                 "$APP_PYTHON" -c "import json, sys; print(json.dumps(json.load(sys.stdin)['accuracy']))"; }
+            more=""
+            if [ "$every" -gt 0 ]; then
+                more=", \"panel4\": $(probe --panel 4), \"parts\": $(probe --parts)"
+            fi
             echo "{\"step\": $step, \"panel1\": $(probe --panel 1), \"panel2\": $(probe --panel 2)," \
                 "\"panel3\": $(probe --panel 3)," \
-                "\"heldout40\": $(probe --split heldout --n 40), \"train40\": $(probe --split train --n 40)}" \
+                "\"heldout40\": $(probe --split heldout --n 40), \"train40\": $(probe --split train --n 40)$more}" \
                 >> "$run/probe.jsonl"
         fi
         sleep 10
@@ -477,4 +487,25 @@ twelfth_pass() {
     rm -rf "$RUNS/dg-former-defaults" && cp -r "$dg" "$RUNS/dg-former-defaults"
     git show 19e2b79:"$dg"/generation_config.json > "$RUNS/dg-former-defaults/generation_config.json"
     "$APP_PYTHON" bench/time_demos.py --panel 3 "$RUNS/dg-former-defaults" "$dg"
+}
+
+# Eighteenth pass (2026-12-07, CPU, both cores; bench/README.md, "Eighteenth pass"). Does the data hold what the
+# panels ask? A bag of character n-grams fitted on the training templates (scripts/demo/ngram_baseline.py), and a
+# logistic regression on each layer of the bundled demo (layer_probe.py in the results folder). Then run sc: a
+# LLaDA-2 demo of the same size from random weights on the small talk alone (stopped at step 1,061 of a 65-minute
+# clock), and run dw: the bundled demo (w8) on w8's data with the answer's first block weighted 16 times, not 4.
+eighteenth_pass() {
+    local results=bench/results/demo_eighteenth_pass
+    "$APP_PYTHON" -m scripts.demo.ngram_baseline > "$results/ngram-baseline.json"
+    PYTHONPATH=. "$APP_PYTHON" "$results/layer_probe.py" tui/demo/llada2-demo 150 > "$results/layer-probe-w8.txt"
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/sc" --size deep --steps 2400 \
+        --warmup 100 --lr 1.5e-3 --min-lr 1e-4 --focus chat --composed-chat 0.8 --fully-noised 0.4 \
+        --decision-weight 4 --token-budget 4096 --threads 2 --workers 0 --eval-every 0 --log-every 10 \
+        --checkpoint-every 100 --time-limit 3900 &
+    probe_checkpoints "$RUNS/sc" $! 200
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/dw" \
+        --init-from tui/demo/llada2-demo --size deep --steps 1800 --warmup 30 --lr 1e-4 --min-lr 1e-5 --focus chat \
+        --composed-chat 0.8 --fully-noised 0.4 --decision-weight 16 --token-budget 4096 --threads 2 --workers 0 \
+        --eval-every 0 --log-every 10 --checkpoint-every 100 --time-limit 3300 &
+    probe_checkpoints "$RUNS/dw" $! 200
 }
