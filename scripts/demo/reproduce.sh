@@ -508,4 +508,9 @@ eighteenth_pass() {
         --composed-chat 0.8 --fully-noised 0.4 --decision-weight 16 --token-budget 4096 --threads 2 --workers 0 \
         --eval-every 0 --log-every 10 --checkpoint-every 100 --time-limit 3300 &
     probe_checkpoints "$RUNS/dw" $! 200
+    for set in "--panel 1" "--panel 2" "--panel 3" "--panel 4" "--split heldout --n 100 --seed 5" \
+        "--split train --n 100 --seed 5" "--parts"; do
+        # shellcheck disable=SC2086
+        "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/dw/model" $set
+    done
 }
