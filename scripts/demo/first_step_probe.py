@@ -48,13 +48,18 @@ def line_scores(logits: torch.Tensor, prompt_length: int, lines: list[list[int]]
     return scores
 
 
+def masked_first_block(prompt: list[int], mask_id: int, block: int = BLOCK):
+    """The ids [1, T] of the prompt then `<|mask|>` to the end of the block holding the answer's first token, and
+    their block-causal training masks: what the sampler's first step reads."""
+    end = first_block_end(len(prompt), block)
+    return torch.tensor([prompt + [mask_id] * (end - len(prompt))]), training_masks([end], block)
+
+
 def first_block_scores(model, prompt: list[int], lines: list[list[int]], mask_id: int, eos: int,
                        block: int = BLOCK) -> list[float]:
     """Each line's log-likelihood by `model` (the trainer's LLaDA2Moe, or anything called as it is) on the
     prompt's first answer block, all masked."""
-    end = first_block_end(len(prompt), block)
-    ids = torch.tensor([prompt + [mask_id] * (end - len(prompt))])
-    masks = training_masks([end], block)
+    ids, masks = masked_first_block(prompt, mask_id, block)
     with torch.no_grad():
         logits = model(ids, masks.positions, masks.clean)[0]
     return line_scores(logits, len(prompt), lines, eos)

@@ -13,11 +13,10 @@ from pathlib import Path
 import torch
 
 from scripts.demo import chat_compose
-from scripts.demo.batches import first_block_end
-from scripts.demo.first_step_probe import BLOCK, load_model
+from scripts.demo.first_step_probe import load_model, masked_first_block
 from scripts.demo.panel_prompts import PANELS
 from scripts.demo.tokenizers import load_tokenizer
-from scripts.demo.torch_llada2 import as_positions, training_masks
+from scripts.demo.torch_llada2 import as_positions
 
 torch.manual_seed(0)
 folder = Path(sys.argv[1])
@@ -27,9 +26,7 @@ mask_id = tok.id_of("<|mask|>")
 
 def layer_features(prompt):
     ids = tok.encode_chat([{"role": "user", "content": prompt}], think=False)
-    end = first_block_end(len(ids), BLOCK)
-    x = torch.tensor([ids + [mask_id] * (end - len(ids))])
-    masks = training_masks([end], BLOCK)
+    x, masks = masked_first_block(ids, mask_id)
     positions, h, out = as_positions(masks.positions, x), model.model.word_embeddings(x), []
     with torch.no_grad():
         for layer in model.model.layers:
