@@ -139,8 +139,17 @@ def parameter_count(weights: Path) -> int:
         return sum(math.prod(file.get_slice(name).get_shape()) for name in file.keys())
 
 
+def tokenizer_text(folder: Path) -> str:
+    """How the card describes the tokenizer in `folder`: character level, with word pieces for prompts if any."""
+    merges = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"].get("merges") or []
+    if not merges:
+        return "a character-level tokenizer"
+    return (f"a character-level tokenizer that reads prompts with {len(merges)} word pieces learnt from the training "
+            "prompts (answers are written one character a token: scripts/demo/word_pieces.py)")
+
+
 def model_card(family: str, dest: Path, claimed: list[str], rows: dict, training: dict, bits: int | None,
-               n: int, command: str, size: str) -> str:
+               n: int, command: str, size: str, tokenizer: str = "a character-level tokenizer") -> str:
     title = TITLES[family]
     table = ["| task | held-out accuracy | steps per block | tokens/s (2 cores) | claimed |", "|---|---|---|---|---|"]
     for name, row in rows.items():
@@ -156,7 +165,7 @@ A tiny {family} checkpoint ({size}) trained from scratch on
 this repository's synthetic curriculum, so that diffusion-chat has a model that answers something offline. It
 is not a language model in any general sense: outside its tasks it produces fluent-looking nonsense.
 
-Stored in {layout}, with a character-level tokenizer and a chat template written in the family's real format.
+Stored in {layout}, with {tokenizer} and a chat template written in the family's real format.
 
 ## Tasks it answers (held-out accuracy ≥ 90 %)
 {", ".join(claimed) if claimed else "none yet"}.{f" Trained on but not claimed (below the bar): {', '.join(unclaimed)}." if unclaimed else ""}
@@ -221,7 +230,7 @@ def main(argv=None) -> int:
     size = size_line(json.loads((args.dest / "config.json").read_text()),
                      parameter_count(args.run / "model" / "model.safetensors"))
     card = model_card(model.family, shown, claimed, rows, training_summary(args.run), args.bits, args.n, command,
-                      size)
+                      size, tokenizer_text(args.dest))
     (args.dest / "README.md").write_text(card, encoding="utf-8")
     print(json.dumps(demo))
     return 0

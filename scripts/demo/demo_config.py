@@ -42,13 +42,14 @@ DEMO_SAMPLING = {
 }
 
 
-def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]:
+def demo_checkpoint_config(family: str, size: str = "demo", merges=()) -> tuple[dict, dict]:
+    """config.json and generation_config.json; `merges`: the tokenizer's word pieces (scripts/demo/word_pieces.py)."""
     sizes = dict(SIZES[size])
     ids = special_ids(family)
     if family == "diffusion_gemma":
         hidden, layers = sizes["hidden_size"], sizes["num_hidden_layers"]
         config = config_for(
-            family, canvas_length=DG_CANVAS, eos_token_id=stop_ids(family), vocab_size=vocab_size(family),
+            family, canvas_length=DG_CANVAS, eos_token_id=stop_ids(family), vocab_size=vocab_size(family, merges),
             hidden_size=hidden, num_hidden_layers=layers, num_experts=sizes["num_experts"], top_k_experts=2,
             head_dim=hidden // 4, global_head_dim=hidden // 2, num_attention_heads=4, num_key_value_heads=2,
             num_global_key_value_heads=1, intermediate_size=2 * hidden, moe_intermediate_size=hidden,
@@ -59,7 +60,7 @@ def demo_checkpoint_config(family: str, size: str = "demo") -> tuple[dict, dict]
     else:
         hidden, heads = sizes["hidden_size"], sizes.get("num_attention_heads", 4)
         config = config_for(
-            family, vocab_size=vocab_size(family), hidden_size=hidden, num_hidden_layers=sizes["num_hidden_layers"],
+            family, vocab_size=vocab_size(family, merges), hidden_size=hidden, num_hidden_layers=sizes["num_hidden_layers"],
             num_experts=sizes["num_experts"], num_experts_per_tok=2, n_group=1, topk_group=1,
             head_dim=hidden // heads, num_attention_heads=heads, num_key_value_heads=heads // 2,
             intermediate_size=2 * hidden, moe_intermediate_size=hidden,

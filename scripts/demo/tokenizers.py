@@ -54,14 +54,17 @@ def _check_family(family: str) -> None:
         raise ValueError(f"family must be one of {FAMILIES}, not {family!r}")
 
 
-def vocabulary(family: str) -> tuple[str, ...]:
-    """Token strings by id: special tokens, then the 256 byte-fallback tokens, then the characters."""
+def vocabulary(family: str, merges=()) -> tuple[str, ...]:
+    """Token strings by id: special tokens, then the 256 byte-fallback tokens, then the characters, then the
+    word pieces `merges` make (scripts/demo/word_pieces.py), so a tokenizer with pieces keeps every other id."""
+    from .word_pieces import pieces_of
+
     _check_family(family)
-    return SPECIAL[family] + BYTE_TOKENS + CHARACTERS
+    return SPECIAL[family] + BYTE_TOKENS + CHARACTERS + pieces_of(merges)
 
 
-def vocab_size(family: str) -> int:
-    return len(vocabulary(family))
+def vocab_size(family: str, merges=()) -> int:
+    return len(vocabulary(family, merges))
 
 
 def special_ids(family: str) -> dict[str, int]:
@@ -80,13 +83,14 @@ def chat_template(family: str) -> str:
     return (TEMPLATES / f"{family}.jinja").read_text(encoding="utf-8")
 
 
-def build_backend(family: str):
-    """The `tokenizers.Tokenizer` for `family` (what tokenizer.json holds)."""
+def build_backend(family: str, merges=()):
+    """The `tokenizers.Tokenizer` for `family` (what tokenizer.json holds), with word-piece `merges` if any."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 
-    vocab = {token: i for i, token in enumerate(vocabulary(family))}
+    vocab = {token: i for i, token in enumerate(vocabulary(family, merges))}
     unk = "<unk>" if "<unk>" in vocab else None   # never used: byte fallback covers every character
-    backend = Tokenizer(models.BPE(vocab=vocab, merges=[], unk_token=unk, byte_fallback=True, fuse_unk=unk is not None))
+    backend = Tokenizer(models.BPE(vocab=vocab, merges=[tuple(m) for m in merges], unk_token=unk, byte_fallback=True,
+                                   fuse_unk=unk is not None))
     backend.normalizer = normalizers.Replace(" ", SPACE)
     backend.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()])
     # Special tokens keep the ids they have in the vocabulary; they match only in template markup, since the
@@ -116,11 +120,12 @@ def _configs(family: str) -> tuple[dict, dict]:
     return config, special_map
 
 
-def write_tokenizer(folder: Path, family: str) -> dict[str, int]:
-    """Write the four tokenizer files for `family` into `folder`; returns `special_ids(family)`."""
+def write_tokenizer(folder: Path, family: str, merges=()) -> dict[str, int]:
+    """Write the four tokenizer files for `family` (with word-piece `merges`) into `folder`; returns
+    `special_ids(family)`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    build_backend(family).save(str(folder / "tokenizer.json"))
+    build_backend(family, merges).save(str(folder / "tokenizer.json"))
     config, special_map = _configs(family)
     (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "special_tokens_map.json").write_text(json.dumps(special_map, indent=2) + "\n", encoding="utf-8")
@@ -140,16 +145,19 @@ def load_tokenizer(folder: Path, family: str):
 def answer_ids(example: Example, tokenizer) -> list[int]:
     """What the model writes after the generation prompt. DiffusionGemma: (<|channel>thought\\n reasoning
     <channel|> when thinking) answer <turn|>; LLaDA-2: answer <|endoftext|>. Markers are single special ids,
-    the text is plain text."""
+    the text is plain text, one character a token even where the tokenizer has word pieces (they are for
+    reading prompts: scripts/demo/word_pieces.py)."""
+    from .word_pieces import spell
+
     marker = tokenizer.id_of
     if tokenizer.family == "diffusion_gemma":
         ids = []
         if example.think:
-            ids += [marker("<|channel>")] + tokenizer.encode_text("thought\n" + example.reasoning) + [marker("<channel|>")]
-        return ids + tokenizer.encode_text(example.answer) + [marker("<turn|>")]
+            ids += [marker("<|channel>")] + spell("thought\n" + example.reasoning, tokenizer) + [marker("<channel|>")]
+        return ids + spell(example.answer, tokenizer) + [marker("<turn|>")]
     if example.think:
         raise ValueError("LLaDA-2 examples have no thought channel")
-    return tokenizer.encode_text(example.answer) + [marker("<|endoftext|>")]
+    return spell(example.answer, tokenizer) + [marker("<|endoftext|>")]
 
 
 def encode_example(example: Example, tokenizer) -> tuple[list[int], list[int]]:

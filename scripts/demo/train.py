@@ -20,7 +20,6 @@ import json
 import math
 import os
 import signal
-import subprocess
 import sys
 import time
 from contextlib import nullcontext
@@ -34,12 +33,11 @@ import torch.nn.functional as F  # noqa: E402
 from . import batches, compact  # noqa: E402
 from .feed import Feed, FeedSpec  # noqa: E402
 from .demo_config import SIZES, demo_checkpoint_config  # noqa: E402
+from .engine_eval import evaluate  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
 from .tokenizers import special_ids, write_tokenizer  # noqa: E402
 from .weight_average import WeightAverage  # noqa: E402
-
-REPO = Path(__file__).resolve().parents[2]
-ENGINE_PYTHON = os.environ.get("DIFFUSION_CHAT_ENGINE_PYTHON", str(REPO / ".venv" / "bin" / "python"))
+from .word_pieces import grow_checkpoint, merges_for_run  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -101,12 +99,16 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--prompt-dropout", type=float, default=0.0, metavar="P", help="LLaDA-2: hide each "
                    "character of the user's message behind <|mask|> with this probability (scripts/demo/batches.py); "
                    "0 = off")
+    p.add_argument("--word-pieces", type=int, default=0, metavar="N", help="read prompts with N word pieces learnt "
+                   "from the training prompts (scripts/demo/word_pieces.py; --init-from is grown to them); 0 = none")
     p.add_argument("--size", default="demo", choices=SIZES, help="model size preset "
                    "(scripts/demo/demo_config.py); a LLaDA-2 --init-from with fewer layers is grown to it "
                    "(scripts/demo/deepen.py)")
     args = p.parse_args(argv)
     if args.decision_weight <= 0:
         p.error("--decision-weight must be above 0")
+    if args.word_pieces < 0:
+        p.error("--word-pieces must be 0 (none) or a number of merges")
     if not 0 <= args.prompt_dropout < 1:
         p.error("--prompt-dropout must be at least 0 and below 1")
     if args.prompt_dropout and args.family != "llada2_moe":
@@ -165,12 +167,13 @@ class Trainer:
         self.args = args
         self.family = args.family
         self.model_dir = args.out / "model"
-        write_tokenizer(self.model_dir, self.family)
+        self.merges = merges_for_run(args.out, args.word_pieces)
+        write_tokenizer(self.model_dir, self.family, self.merges)
         self.ids = special_ids(self.family)
         self.device = torch.device(args.device)
         if self.device.type == "cuda" and not torch.cuda.is_available():
             raise SystemExit("--device cuda: PyTorch sees no CUDA device here")
-        self.config, self.generation_config = demo_checkpoint_config(self.family, args.size)
+        self.config, self.generation_config = demo_checkpoint_config(self.family, args.size, self.merges)
         if self.family == "diffusion_gemma":
             from .torch_dg import DiffusionGemma
 
@@ -225,13 +228,14 @@ class Trainer:
         if have != want:
             arrays = deepen(arrays, own)
             print(f"grown from {have} to {want} layers", flush=True)
-        if wider:
-            try:
+        try:
+            if wider:
                 arrays = widen(arrays, {name: value.numpy() for name, value in own.items()},
                                narrow | {"num_hidden_layers": want}, self.config)
-            except ValueError as exc:
-                raise SystemExit(f"--init-from {folder}: {exc}") from None
-            print(f"grown from hidden size {narrow['hidden_size']} to {self.config['hidden_size']}", flush=True)
+                print(f"grown from hidden size {narrow['hidden_size']} to {self.config['hidden_size']}", flush=True)
+            arrays = grow_checkpoint(arrays, own, self.family, self.merges)
+        except ValueError as exc:
+            raise SystemExit(f"--init-from {folder}: {exc}") from None
         self.model.load_state_dict({name: torch.from_numpy(value) for name, value in arrays.items()})
         print(f"weights from {path}", flush=True)
 
@@ -324,15 +328,13 @@ class Trainer:
     def run(self) -> None:
         args = self.args
         log = open(args.out / "log.jsonl", "a", encoding="utf-8")
-        began, tokens, losses = time.perf_counter(), 0, []
-        stop = []
+        began, tokens, losses, stop = time.perf_counter(), 0, [], []
         # A stop (kill, Ctrl+C) lands between steps and saves first: hours of CPU training are not thrown away
         # for the up to --checkpoint-every steps since the last save.
         for signum in (signal.SIGTERM, signal.SIGINT):
             signal.signal(signum, lambda *_: stop.append(True))
         last = min(args.steps, args.stop_at or args.steps)
-        started = time.perf_counter()
-        out_of_time = False
+        started, out_of_time = time.perf_counter(), False
         while self.step < last and not stop and not out_of_time:
             for group in self.optimizer.param_groups:
                 group["lr"] = learning_rate(self.step, args, time.perf_counter() - started)
@@ -351,9 +353,7 @@ class Trainer:
                 record = {"step": self.step, "loss": round(float(torch.stack(losses).mean()), 4),
                           "lr": round(learning_rate(self.step, args, now - started), 6),
                           "tokens_per_s": round(tokens / (now - began), 1), "time": round(time.time())}
-                print(json.dumps(record), flush=True)
-                log.write(json.dumps(record) + "\n")
-                log.flush()
+                _log(log, record)
                 began, tokens, losses = time.perf_counter(), 0, []
             if self.step % args.checkpoint_every == 0 or self.step == args.steps:
                 self.save()
@@ -361,27 +361,20 @@ class Trainer:
                 self.save()
                 result = evaluate(self.model_dir, args.eval_n)
                 record = {"step": self.step, "eval": result, "time": round(time.time())}
-                print(json.dumps(record), flush=True)
-                log.write(json.dumps(record) + "\n")
-                log.flush()
+                _log(log, record)
             out_of_time = bool(args.time_limit) and time.perf_counter() - started >= args.time_limit
         if self.step < args.steps and (stop or out_of_time or self.step == last):
             self.save()
             record = {"stopped_at": self.step, "time": round(time.time())}   # the model card counts steps to here
             if self.device.type == "cuda":   # what a run took of a GPU it may share (scripts/demo/gpu_run.py)
                 record["max_memory_mib"] = round(torch.cuda.max_memory_allocated(self.device) / 2 ** 20)
-            print(json.dumps(record), flush=True)
-            log.write(json.dumps(record) + "\n")
-            log.flush()
+            _log(log, record)
 
 
-def evaluate(model_dir: Path, n: int) -> dict:
-    """Held-out accuracy by the engine itself (its own environment, a separate process)."""
-    command = [ENGINE_PYTHON, str(REPO / "bench" / "eval_demo.py"), "--model", str(model_dir), "--n", str(n)]
-    result = subprocess.run(command, capture_output=True, text=True, cwd=REPO, timeout=3600)
-    if result.returncode != 0:
-        return {"error": (result.stderr or result.stdout).strip().splitlines()[-1:]}
-    return {task: row["accuracy"] for task, row in json.loads(result.stdout)["tasks"].items()}
+def _log(log, record: dict) -> None:
+    print(json.dumps(record), flush=True)
+    log.write(json.dumps(record) + "\n")
+    log.flush()
 
 
 def main(argv=None) -> int:

@@ -1,0 +1,148 @@
+"""Word pieces for the demos' prompts (scripts/demo/word_pieces.py): merges learnt from words, a tokenizer that reads
+prompts with them while answers stay one character a token, and a trained checkpoint grown to the larger
+vocabulary without changing what it already had."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+
+import numpy as np
+import pytest
+
+from scripts.demo import word_pieces
+from scripts.demo.tasks_chat import ANSWERS
+from scripts.demo.curriculum import Example
+from scripts.demo.tokenizers import CHARACTERS, answer_ids, load_tokenizer, special_ids, vocabulary, write_tokenizer
+
+THANKS_MERGES = [("t", "h"), ("a", "n"), ("th", "an"), ("than", "k"), ("thank", "s")]
+
+
+def tokenizer_with(tmp_path, merges, family="llada2_moe"):
+    folder = tmp_path / ("pieces" if merges else "plain")
+    write_tokenizer(folder, family, merges)
+    return load_tokenizer(folder, family)
+
+
+def test_learnt_merges_follow_frequency_stay_inside_words_and_are_deterministic():
+    texts = ["thanks!! thanks, thanks.", "thank you", "ok thanks 🙏", "naïve naïve naïve"]
+    merges = word_pieces.learn_merges(texts, 6, CHARACTERS)
+    assert merges == word_pieces.learn_merges(list(reversed(texts)), 6, CHARACTERS)
+    assert merges[0] in {("t", "h"), ("h", "a"), ("a", "n"), ("n", "k")}   # the pairs every "thank" has
+    assert "thanks" in word_pieces.pieces_of(merges)
+    for left, right in merges:   # no punctuation, no space mark, nothing from a word with a byte-fallback letter
+        assert (left + right).isalnum() and "ï" not in left + right
+
+
+def test_learning_stops_when_no_pair_repeats():
+    assert word_pieces.learn_merges(["abc"], 10, CHARACTERS) == []
+    assert word_pieces.learn_merges(["abab abab xy"], 10, CHARACTERS) == [("a", "b"), ("ab", "ab")]
+
+
+def test_a_tokenizer_with_pieces_reads_the_word_as_one_token_and_keeps_every_other_id(tmp_path):
+    plain, pieces = tokenizer_with(tmp_path, []), tokenizer_with(tmp_path, THANKS_MERGES)
+    base = vocabulary("llada2_moe")
+    assert vocabulary("llada2_moe", THANKS_MERGES)[:len(base)] == base
+    assert special_ids("llada2_moe")["mask"] == pieces.id_of("<|mask|>") == plain.id_of("<|mask|>")
+    text = "ok thanks 🙏 THANKS"
+    ids = pieces.encode_text(text)
+    assert pieces.id_of("thanks") in ids and pieces.id_of("thanks") >= len(base)
+    assert len(ids) < len(plain.encode_text(text))
+    assert pieces.decode(ids) == plain.decode(plain.encode_text(text)) == text
+    # The chat prompt the app sends is read with the pieces too.
+    assert pieces.id_of("thanks") in pieces.encode_chat([{"role": "user", "content": text}])
+
+
+def test_answers_are_spelt_one_character_a_token_whatever_the_merges(tmp_path):
+    plain, pieces = tokenizer_with(tmp_path, []), tokenizer_with(tmp_path, THANKS_MERGES)
+    text = "thanks, I'm glad 🙏 — THANKS"
+    assert word_pieces.spell(text, plain) == plain.encode_text(text)
+    assert word_pieces.spell(text, pieces) == plain.encode_text(text)
+    example = Example(task="chat", messages=({"role": "user", "content": "thanks"},), think=False, reasoning="",
+                      answer=ANSWERS["thanks"].format(label="LLaDA-2") + " thanks", subtask="thanks")
+    assert answer_ids(example, pieces) == answer_ids(example, plain)
+
+
+def test_grown_vocabulary_keeps_the_old_rows_and_reads_a_piece_as_its_letters():
+    rng = np.random.default_rng(0)
+    embeddings, head = rng.normal(size=(10, 4)).astype(np.float32), rng.normal(size=(10, 4)).astype(np.float32)
+    grown_in, grown_out = word_pieces.grow_vocabulary(embeddings, head, [[1, 2], [3, 4, 5]], quiet_row=7)
+    assert grown_in.shape == grown_out.shape == (12, 4) and grown_in.dtype == np.float32
+    assert np.array_equal(grown_in[:10], embeddings) and np.array_equal(grown_out[:10], head)
+    assert np.allclose(grown_in[10], embeddings[[1, 2]].mean(axis=0))
+    assert np.allclose(grown_in[11], embeddings[[3, 4, 5]].mean(axis=0))
+    assert np.array_equal(grown_out[10], head[7]) and np.array_equal(grown_out[11], head[7])
+    with pytest.raises(ValueError, match="disagree"):
+        word_pieces.grow_vocabulary(embeddings, head[:, :3], [[1]], quiet_row=7)
+
+
+def test_grow_checkpoint_appends_rows_only_when_the_network_has_more():
+    base = len(vocabulary("llada2_moe"))
+    grown_size = len(vocabulary("llada2_moe", THANKS_MERGES))
+    arrays = {"model.word_embeddings.weight": np.ones((base, 4), np.float32),
+              "lm_head.weight": np.zeros((base, 4), np.float32), "model.norm.weight": np.ones(4, np.float32)}
+    own = {"model.word_embeddings.weight": np.zeros((grown_size, 4)), "lm_head.weight": np.zeros((grown_size, 4)),
+           "model.norm.weight": np.ones(4)}
+    grown = word_pieces.grow_checkpoint(arrays, own, "llada2_moe", THANKS_MERGES)
+    assert grown["model.word_embeddings.weight"].shape == (grown_size, 4)
+    assert grown["lm_head.weight"].shape == (grown_size, 4)
+    assert grown["model.norm.weight"] is arrays["model.norm.weight"]
+    assert word_pieces.grow_checkpoint(arrays, {k: np.asarray(v) for k, v in arrays.items()}, "llada2_moe",
+                                       THANKS_MERGES) is arrays
+    with pytest.raises(ValueError, match="cannot grow"):
+        word_pieces.grow_checkpoint(arrays, own, "llada2_moe", THANKS_MERGES[:2])
+
+
+def test_a_run_keeps_the_merges_it_learnt(tmp_path, monkeypatch):
+    monkeypatch.setattr(word_pieces, "PROMPTS_PER_KIND", 60)
+    assert word_pieces.merges_for_run(tmp_path / "none", 0) == []
+    assert not (tmp_path / "none").exists()
+    learnt = word_pieces.merges_for_run(tmp_path / "run", 24)
+    assert len(learnt) == 24
+    stored = json.loads((tmp_path / "run" / word_pieces.RUN_FILE).read_text())
+    assert stored["pieces"] == list(word_pieces.pieces_of(learnt))
+    assert word_pieces.merges_for_run(tmp_path / "run", 5) == learnt   # resumed: the tokenizer it trained with
+
+
+def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tmp_path):
+    from tests.test_demo_trainer import train, train_python
+
+    if train_python() is None:
+        pytest.skip("no PyTorch environment")
+    import engine
+    from safetensors.numpy import load_file
+
+    plain = tmp_path / "plain"
+    train(plain, "llada2_moe", "--stop-at", "2", "--workers", "0")
+    grown = tmp_path / "grown"
+    grown.mkdir()
+    (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES}))
+    out = train(grown, "llada2_moe", "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
+                "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
+    assert "weights from" in out
+    config = json.loads((grown / "model" / "config.json").read_text())
+    assert config["vocab_size"] == len(vocabulary("llada2_moe", THANKS_MERGES))
+    before, after = load_file(str(plain / "model" / "model.safetensors")), \
+        load_file(str(grown / "model" / "model.safetensors"))
+    rows = before["model.word_embeddings.weight"].shape[0]
+    assert np.array_equal(after["model.word_embeddings.weight"][:rows], before["model.word_embeddings.weight"])
+    assert after["lm_head.weight"].shape[0] == config["vocab_size"]
+    model = engine.load(str(grown / "model"))
+    finished = list(engine.generate(model, messages=[{"role": "user", "content": "thanks"}],
+                                    settings=engine.Settings(max_tokens=8)))[-1]
+    assert finished.stats.generated_tokens >= 1
+    # A checkpoint trained with pieces cannot start a run without them: one line, no traceback.
+    result = subprocess.run([train_python(), "-m", "scripts.demo.train", "--family", "llada2_moe", "--out",
+                             str(tmp_path / "shrunk"), "--init-from", str(grown / "model"), "--size", "tiny",
+                             "--steps", "1", "--eval-every", "0", "--workers", "0"],
+                            capture_output=True, text=True, timeout=120)
+    assert result.returncode != 0 and "cannot grow" in result.stderr and "Traceback" not in result.stderr
+
+
+def test_the_model_card_says_when_the_tokenizer_reads_word_pieces(tmp_path):
+    from scripts.demo.bundle import tokenizer_text
+
+    for merges, words in (([], "a character-level tokenizer"), (THANKS_MERGES, "with 5 word pieces")):
+        folder = tmp_path / str(len(merges))
+        write_tokenizer(folder, "llada2_moe", merges)
+        assert words in tokenizer_text(folder)
