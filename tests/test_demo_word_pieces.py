@@ -146,3 +146,12 @@ def test_the_model_card_says_when_the_tokenizer_reads_word_pieces(tmp_path):
         folder = tmp_path / str(len(merges))
         write_tokenizer(folder, "llada2_moe", merges)
         assert words in tokenizer_text(folder)
+
+
+def test_the_first_step_probe_scores_the_lines_as_the_demo_writes_them(tmp_path):
+    from scripts.demo.first_step_probe import answer_lines
+
+    plain, pieces = tokenizer_with(tmp_path, []), tokenizer_with(tmp_path, THANKS_MERGES)
+    lines = answer_lines(pieces)
+    assert lines == answer_lines(plain) and len(lines) == 2 and lines[0] != lines[1]
+    assert lines[0][:7] == plain.encode_text("You're ")

@@ -32,6 +32,7 @@ from .panel_prompts import PANELS
 from .tasks_chat import chat_answer
 from .tokenizers import load_tokenizer
 from .torch_llada2 import training_masks
+from .word_pieces import spell
 
 BLOCK = 32   # the demo's block length (generation_config.json), as the trainer's
 
@@ -130,9 +131,14 @@ def load_model(folder: Path):
     return model.eval()
 
 
+def answer_lines(tokenizer) -> list[list[int]]:
+    """The thanks line and the about line as the demo writes them: one character a token, even where the
+    tokenizer reads prompts with word pieces (scripts/demo/word_pieces.py)."""
+    return [spell(chat_answer(intent, "llada2_moe"), tokenizer) for intent in ("thanks", "identity")]
+
+
 def probe(model, tokenizer, asked: dict[str, tuple[str, ...]]) -> dict:
-    lines = [chat_answer("thanks", "llada2_moe"), chat_answer("identity", "llada2_moe")]
-    line_ids = [tokenizer.encode_text(line) for line in lines]
+    line_ids = answer_lines(tokenizer)
     mask_id, eos = tokenizer.id_of("<|mask|>"), tokenizer.id_of("<|endoftext|>")
     per_intent, missed, right_total, margins = {}, [], 0, []
     by_held = {}   # how many answer positions the first block holds (the prompt's tail takes the rest): [right, asked]
