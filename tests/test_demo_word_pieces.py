@@ -93,15 +93,31 @@ def test_grow_checkpoint_appends_rows_only_when_the_network_has_more():
         word_pieces.grow_checkpoint(arrays, own, "llada2_moe", THANKS_MERGES[:2])
 
 
-def test_a_run_keeps_the_merges_it_learnt(tmp_path, monkeypatch):
-    monkeypatch.setattr(word_pieces, "PROMPTS_PER_KIND", 60)
-    assert word_pieces.merges_for_run(tmp_path / "none", 0) == []
+def test_a_run_keeps_how_it_reads_prompts(tmp_path, monkeypatch):
+    monkeypatch.setattr(word_pieces, "PROMPTS_PER_KIND", 200)
+    assert word_pieces.reading_for_run(tmp_path / "none", 0, False) == ([], False)
     assert not (tmp_path / "none").exists()
-    learnt = word_pieces.merges_for_run(tmp_path / "run", 24)
-    assert len(learnt) == 24
+    learnt, lowercase = word_pieces.reading_for_run(tmp_path / "run", 64, False)
+    assert len(learnt) == 64 and not lowercase
+    assert any(piece != piece.lower() for piece in word_pieces.pieces_of(learnt))   # "HI", "Hey": case noise
     stored = json.loads((tmp_path / "run" / word_pieces.RUN_FILE).read_text())
     assert stored["pieces"] == list(word_pieces.pieces_of(learnt))
-    assert word_pieces.merges_for_run(tmp_path / "run", 5) == learnt   # resumed: the tokenizer it trained with
+    # Resumed: the tokenizer it trained with, whatever the options say now.
+    assert word_pieces.reading_for_run(tmp_path / "run", 5, True) == (learnt, False)
+    folded, lowercase = word_pieces.reading_for_run(tmp_path / "folded", 64, True)
+    assert lowercase and all(piece == piece.lower() for piece in word_pieces.pieces_of(folded))
+    assert word_pieces.reading_for_run(tmp_path / "only-case", 0, True) == ([], True)
+
+
+def test_a_lowercasing_tokenizer_reads_any_case_alike_and_answers_keep_theirs(tmp_path):
+    plain = tokenizer_with(tmp_path, [])
+    write_tokenizer(tmp_path / "folded", "llada2_moe", THANKS_MERGES, lowercase=True)
+    folded = load_tokenizer(tmp_path / "folded", "llada2_moe")
+    assert folded.encode_text("THANKS a Lot") == folded.encode_text("thanks a lot")
+    assert folded.id_of("thanks") in folded.encode_text("THANKS")
+    text = "You're welcome! I'm only a tiny LLaDA-2 demo model. THANKS 🙏"
+    assert word_pieces.spell(text, folded) == plain.encode_text(text)
+    assert folded.decode(word_pieces.spell(text, folded)) == text
 
 
 def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tmp_path):
@@ -116,7 +132,7 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
     train(plain, "llada2_moe", "--stop-at", "2", "--workers", "0")
     grown = tmp_path / "grown"
     grown.mkdir()
-    (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES}))
+    (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES, "lowercase": True}))
     out = train(grown, "llada2_moe", "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
                 "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
     assert "weights from" in out
@@ -128,6 +144,7 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
     assert np.array_equal(after["model.word_embeddings.weight"][:rows], before["model.word_embeddings.weight"])
     assert after["lm_head.weight"].shape[0] == config["vocab_size"]
     model = engine.load(str(grown / "model"))
+    assert model.tokenizer.encode_text("THANKS") == model.tokenizer.encode_text("thanks")
     finished = list(engine.generate(model, messages=[{"role": "user", "content": "thanks"}],
                                     settings=engine.Settings(max_tokens=8)))[-1]
     assert finished.stats.generated_tokens >= 1
@@ -142,9 +159,11 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
 def test_the_model_card_says_when_the_tokenizer_reads_word_pieces(tmp_path):
     from scripts.demo.bundle import tokenizer_text
 
-    for merges, words in (([], "a character-level tokenizer"), (THANKS_MERGES, "with 5 word pieces")):
-        folder = tmp_path / str(len(merges))
-        write_tokenizer(folder, "llada2_moe", merges)
+    for merges, lowercase, words in (([], False, "a character-level tokenizer"),
+                                     (THANKS_MERGES, False, "reads prompts with 5 word pieces"),
+                                     (THANKS_MERGES, True, "reads prompts lower-cased, with 5 word pieces")):
+        folder = tmp_path / f"{len(merges)}-{lowercase}"
+        write_tokenizer(folder, "llada2_moe", merges, lowercase)
         assert words in tokenizer_text(folder)
 
 

@@ -141,11 +141,15 @@ def parameter_count(weights: Path) -> int:
 
 def tokenizer_text(folder: Path) -> str:
     """How the card describes the tokenizer in `folder`: character level, with word pieces for prompts if any."""
-    merges = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))["model"].get("merges") or []
-    if not merges:
+    saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
+    merges = saved["model"].get("merges") or []
+    lowercase = "Lowercase" in json.dumps(saved.get("normalizer"))
+    if not merges and not lowercase:
         return "a character-level tokenizer"
-    return (f"a character-level tokenizer that reads prompts with {len(merges)} word pieces learnt from the training "
-            "prompts (answers are written one character a token: scripts/demo/word_pieces.py)")
+    reads = ("lower-cased, " if lowercase else "") + (f"with {len(merges)} word pieces learnt from the training "
+                                                      "prompts" if merges else "")
+    return (f"a character-level tokenizer that reads prompts {reads.rstrip(', ')} (answers are written one character "
+            "a token, in either case: scripts/demo/word_pieces.py)")
 
 
 def model_card(family: str, dest: Path, claimed: list[str], rows: dict, training: dict, bits: int | None,

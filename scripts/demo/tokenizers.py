@@ -83,15 +83,17 @@ def chat_template(family: str) -> str:
     return (TEMPLATES / f"{family}.jinja").read_text(encoding="utf-8")
 
 
-def build_backend(family: str, merges=()):
-    """The `tokenizers.Tokenizer` for `family` (what tokenizer.json holds), with word-piece `merges` if any."""
+def build_backend(family: str, merges=(), lowercase: bool = False):
+    """The `tokenizers.Tokenizer` for `family` (what tokenizer.json holds), with word-piece `merges` if any, and
+    `lowercase`: prompts read lower-cased (the model still writes either case: answers are spelt by id)."""
     from tokenizers import AddedToken, Tokenizer, decoders, models, normalizers
 
     vocab = {token: i for i, token in enumerate(vocabulary(family, merges))}
     unk = "<unk>" if "<unk>" in vocab else None   # never used: byte fallback covers every character
     backend = Tokenizer(models.BPE(vocab=vocab, merges=[tuple(m) for m in merges], unk_token=unk, byte_fallback=True,
                                    fuse_unk=unk is not None))
-    backend.normalizer = normalizers.Replace(" ", SPACE)
+    space = normalizers.Replace(" ", SPACE)
+    backend.normalizer = normalizers.Sequence([normalizers.Lowercase(), space]) if lowercase else space
     backend.decoder = decoders.Sequence([decoders.Replace(SPACE, " "), decoders.ByteFallback(), decoders.Fuse()])
     # Special tokens keep the ids they have in the vocabulary; they match only in template markup, since the
     # engine tokenizes user text through the model directly.
@@ -120,12 +122,12 @@ def _configs(family: str) -> tuple[dict, dict]:
     return config, special_map
 
 
-def write_tokenizer(folder: Path, family: str, merges=()) -> dict[str, int]:
-    """Write the four tokenizer files for `family` (with word-piece `merges`) into `folder`; returns
-    `special_ids(family)`."""
+def write_tokenizer(folder: Path, family: str, merges=(), lowercase: bool = False) -> dict[str, int]:
+    """Write the four tokenizer files for `family` (with word-piece `merges`, prompts read lower-cased if
+    `lowercase`) into `folder`; returns `special_ids(family)`."""
     folder = Path(folder)
     folder.mkdir(parents=True, exist_ok=True)
-    build_backend(family, merges).save(str(folder / "tokenizer.json"))
+    build_backend(family, merges, lowercase).save(str(folder / "tokenizer.json"))
     config, special_map = _configs(family)
     (folder / "tokenizer_config.json").write_text(json.dumps(config, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     (folder / "special_tokens_map.json").write_text(json.dumps(special_map, indent=2) + "\n", encoding="utf-8")

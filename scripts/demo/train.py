@@ -37,7 +37,7 @@ from .engine_eval import evaluate  # noqa: E402
 from .export import export_checkpoint  # noqa: E402
 from .tokenizers import special_ids, write_tokenizer  # noqa: E402
 from .weight_average import WeightAverage  # noqa: E402
-from .word_pieces import grow_checkpoint, merges_for_run  # noqa: E402
+from .word_pieces import grow_checkpoint, reading_for_run  # noqa: E402
 
 
 def parse_args(argv=None) -> argparse.Namespace:
@@ -101,6 +101,8 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "0 = off")
     p.add_argument("--word-pieces", type=int, default=0, metavar="N", help="read prompts with N word pieces learnt "
                    "from the training prompts (scripts/demo/word_pieces.py; --init-from is grown to them); 0 = none")
+    p.add_argument("--lowercase-prompts", action="store_true", help="read prompts lower-cased (the model still "
+                   "writes both cases; scripts/demo/word_pieces.py)")
     p.add_argument("--size", default="demo", choices=SIZES, help="model size preset "
                    "(scripts/demo/demo_config.py); a LLaDA-2 --init-from with fewer layers is grown to it "
                    "(scripts/demo/deepen.py)")
@@ -167,8 +169,8 @@ class Trainer:
         self.args = args
         self.family = args.family
         self.model_dir = args.out / "model"
-        self.merges = merges_for_run(args.out, args.word_pieces)
-        write_tokenizer(self.model_dir, self.family, self.merges)
+        self.merges, lowercase = reading_for_run(args.out, args.word_pieces, args.lowercase_prompts)
+        write_tokenizer(self.model_dir, self.family, self.merges, lowercase)
         self.ids = special_ids(self.family)
         self.device = torch.device(args.device)
         if self.device.type == "cuda" and not torch.cuda.is_available():

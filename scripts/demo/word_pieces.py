@@ -6,10 +6,15 @@ A bag of character n-grams fitted on the same training prompts gets every panel'
 after eighteen passes, does not (bench/README.md, "Eighteenth pass"). With word pieces, the frequent words of
 the training prompts are single tokens whose embeddings can carry what the word means.
 
+Lower-casing is the other half of what the n-gram baseline has for free: it reads "THANK YOU" as "thank you",
+where the network has to learn each case of each word from the training data's case noise. A demo tokenizer may
+lower-case what it reads (`--lowercase-prompts`: the normalizer folds the case of everything the engine encodes,
+which is the prompt), and since answers are spelt by id, not through the normalizer, the model still writes both.
+
 Only the prompt side changes. Answers are still trained one character a token (`spell`), so the model writes
 exactly what it wrote before and the canvas still resolves letter by letter; the pieces' output rows start
-below every character's (`grow_vocabulary`) and training never asks for them. The merges join letters,
-digits and punctuation only, never the space mark, so a piece never spans two words.
+below every character's (`grow_vocabulary`) and training never asks for them. The merges join letters and
+digits only, never punctuation or the space mark, so a piece never spans two words.
 """
 
 from __future__ import annotations
@@ -83,9 +88,15 @@ def training_prompts(n_per_kind: int, seed: int = 0) -> list[str]:
 
 
 def spell(text: str, tokenizer) -> list[int]:
-    """`text` one character a token (byte-fallback tokens for characters outside the vocabulary), whatever
-    merges the tokenizer has: what answers are trained as. Without merges it equals `tokenizer.encode_text`."""
-    return [token for character in text for token in tokenizer.encode_text(character)]
+    """`text` one character a token, looked up by id (byte-fallback tokens for characters outside the
+    vocabulary), whatever merges or lower-casing the tokenizer applies to what it reads: what answers are
+    trained as. For the plain character tokenizer it equals `tokenizer.encode_text`."""
+    ids = []
+    for character in text:
+        token = tokenizer.id_of(SPACE if character == " " else character)
+        ids += [token] if token is not None else \
+            [tokenizer.id_of(f"<0x{byte:02X}>") for byte in character.encode("utf-8")]
+    return ids
 
 
 def grow_vocabulary(embeddings: np.ndarray, head: np.ndarray, piece_parts: list[list[int]],
@@ -109,20 +120,24 @@ PROMPTS_PER_KIND = 4000   # 24,000 composed training prompts: every training tem
 RUN_FILE = "word-pieces.json"
 
 
-def merges_for_run(run: Path, count: int) -> list[tuple[str, str]]:
-    """The run's merges: read from `run`/word-pieces.json when it has one (a resumed run keeps its tokenizer
-    whatever --word-pieces now says), else learnt from the training prompts and written there. 0 = none."""
+def reading_for_run(run: Path, count: int, lowercase: bool) -> tuple[list[tuple[str, str]], bool]:
+    """How the run's tokenizer reads prompts: (merges, lower-cased or not). Read from `run`/word-pieces.json when
+    it has one (a resumed run keeps its tokenizer whatever the options now say), else `count` merges learnt from
+    the training prompts (lower-cased first if `lowercase`) and written there. Neither: ([], False), no file."""
     from .tokenizers import CHARACTERS
 
     path = Path(run) / RUN_FILE
     if path.exists():
-        return [tuple(pair) for pair in json.loads(path.read_text())["merges"]]
-    if not count:
-        return []
-    merges = learn_merges(training_prompts(PROMPTS_PER_KIND), count, CHARACTERS)
+        stored = json.loads(path.read_text())
+        return [tuple(pair) for pair in stored["merges"]], bool(stored.get("lowercase", False))
+    if not count and not lowercase:
+        return [], False
+    prompts = training_prompts(PROMPTS_PER_KIND) if count else []
+    merges = learn_merges([p.lower() for p in prompts] if lowercase else prompts, count, CHARACTERS)
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({"merges": merges, "pieces": pieces_of(merges)}, ensure_ascii=False) + "\n")
-    return merges
+    path.write_text(json.dumps({"merges": merges, "pieces": pieces_of(merges), "lowercase": lowercase},
+                               ensure_ascii=False) + "\n")
+    return merges, lowercase
 
 
 def grow_checkpoint(arrays: dict, own: dict, family: str, merges) -> dict:
