@@ -109,6 +109,17 @@ def test_a_run_keeps_how_it_reads_prompts(tmp_path, monkeypatch):
     assert word_pieces.reading_for_run(tmp_path / "only-case", 0, True) == ([], True)
 
 
+def test_a_fine_tune_reads_prompts_as_the_checkpoint_it_starts_from(tmp_path):
+    write_tokenizer(tmp_path / "start", "llada2_moe", THANKS_MERGES)
+    assert word_pieces.reading_for_run(tmp_path / "a", 0, False, tmp_path / "start") == (THANKS_MERGES, False)
+    assert word_pieces.reading_for_run(tmp_path / "b", 0, True, tmp_path / "start") == (THANKS_MERGES, True)
+    with pytest.raises(ValueError, match="already reads prompts with 5 word pieces"):
+        word_pieces.reading_for_run(tmp_path / "c", 16, False, tmp_path / "start")
+    write_tokenizer(tmp_path / "plain", "llada2_moe")
+    assert word_pieces.reading_for_run(tmp_path / "d", 0, False, tmp_path / "plain") == ([], False)
+    assert not (tmp_path / "d").exists()
+
+
 def test_a_lowercasing_tokenizer_reads_any_case_alike_and_answers_keep_theirs(tmp_path):
     plain = tokenizer_with(tmp_path, [])
     write_tokenizer(tmp_path / "folded", "llada2_moe", THANKS_MERGES, lowercase=True)
@@ -148,15 +159,26 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
     finished = list(engine.generate(model, messages=[{"role": "user", "content": "thanks"}],
                                     settings=engine.Settings(max_tokens=8)))[-1]
     assert finished.stats.generated_tokens >= 1
-    # A checkpoint trained with pieces cannot start a run without them: one line, no traceback.
+    # A fine-tune of it reads as it was trained to (same pieces, same case folding), so at a learning rate of 0
+    # it answers alike; asking it for pieces again is refused in one line.
+    again = tmp_path / "again"
+    train(again, "llada2_moe", "--init-from", str(grown / "model"), "--stop-at", "1", "--workers", "0",
+          "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
+    assert word_pieces.reading_of_checkpoint(again / "model") == (THANKS_MERGES, True)
+    settings = engine.Settings(temp=0.0, max_tokens=12)
+    for prompt in ("THANKS", "hi there"):
+        answers = [list(engine.generate(engine.load(str(folder)), messages=[{"role": "user", "content": prompt}],
+                                        settings=settings))[-1].content for folder in (grown / "model", again / "model")]
+        assert answers[0] == answers[1], prompt
     result = subprocess.run([train_python(), "-m", "scripts.demo.train", "--family", "llada2_moe", "--out",
-                             str(tmp_path / "shrunk"), "--init-from", str(grown / "model"), "--size", "tiny",
-                             "--steps", "1", "--eval-every", "0", "--workers", "0"],
+                             str(tmp_path / "twice"), "--init-from", str(grown / "model"), "--size", "tiny",
+                             "--steps", "1", "--eval-every", "0", "--workers", "0", "--word-pieces", "8"],
                             capture_output=True, text=True, timeout=120)
-    assert result.returncode != 0 and "cannot grow" in result.stderr and "Traceback" not in result.stderr
+    assert result.returncode != 0 and "already reads prompts with 5 word pieces" in result.stderr
+    assert "Traceback" not in result.stderr
 
 
-def test_the_model_card_says_when_the_tokenizer_reads_word_pieces(tmp_path):
+def test_the_model_card_says_how_the_tokenizer_reads_prompts(tmp_path):
     from scripts.demo.bundle import tokenizer_text
 
     for merges, lowercase, words in (([], False, "a character-level tokenizer"),

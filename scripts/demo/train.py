@@ -169,7 +169,10 @@ class Trainer:
         self.args = args
         self.family = args.family
         self.model_dir = args.out / "model"
-        self.merges, lowercase = reading_for_run(args.out, args.word_pieces, args.lowercase_prompts)
+        try:
+            self.merges, lowercase = reading_for_run(args.out, args.word_pieces, args.lowercase_prompts, args.init_from)
+        except ValueError as exc:
+            raise SystemExit(f"--word-pieces: {exc}") from None
         write_tokenizer(self.model_dir, self.family, self.merges, lowercase)
         self.ids = special_ids(self.family)
         self.device = torch.device(args.device)

@@ -120,20 +120,38 @@ PROMPTS_PER_KIND = 4000   # 24,000 composed training prompts: every training tem
 RUN_FILE = "word-pieces.json"
 
 
-def reading_for_run(run: Path, count: int, lowercase: bool) -> tuple[list[tuple[str, str]], bool]:
+def reading_of_checkpoint(folder: Path) -> tuple[list[tuple[str, str]], bool]:
+    """(merges, lower-cased or not) of the tokenizer a trained checkpoint folder carries."""
+    path = Path(folder) / "tokenizer.json"
+    if not path.exists():
+        return [], False
+    saved = json.loads(path.read_text(encoding="utf-8"))
+    merges = [tuple(m.split(" ", 1)) if isinstance(m, str) else tuple(m) for m in saved["model"].get("merges") or []]
+    return merges, "Lowercase" in json.dumps(saved.get("normalizer"))
+
+
+def reading_for_run(run: Path, count: int, lowercase: bool, init_from: Path | None = None
+                    ) -> tuple[list[tuple[str, str]], bool]:
     """How the run's tokenizer reads prompts: (merges, lower-cased or not). Read from `run`/word-pieces.json when
-    it has one (a resumed run keeps its tokenizer whatever the options now say), else `count` merges learnt from
-    the training prompts (lower-cased first if `lowercase`) and written there. Neither: ([], False), no file."""
+    it has one (a resumed run keeps its tokenizer whatever the options now say); else what `init_from` (the
+    checkpoint a fine-tune starts from) reads with, lower-cased too if `lowercase`; else `count` merges learnt
+    from the training prompts (lower-cased first if `lowercase`). Written to the run file unless there is
+    nothing to write ([], False)."""
     from .tokenizers import CHARACTERS
 
     path = Path(run) / RUN_FILE
     if path.exists():
         stored = json.loads(path.read_text())
         return [tuple(pair) for pair in stored["merges"]], bool(stored.get("lowercase", False))
-    if not count and not lowercase:
+    merges, folded = reading_of_checkpoint(init_from) if init_from is not None else ([], False)
+    if merges and count:
+        raise ValueError(f"{init_from} already reads prompts with {len(merges)} word pieces")
+    lowercase = lowercase or folded
+    if not merges and count:
+        prompts = training_prompts(PROMPTS_PER_KIND)
+        merges = learn_merges([p.lower() for p in prompts] if lowercase else prompts, count, CHARACTERS)
+    if not merges and not lowercase:
         return [], False
-    prompts = training_prompts(PROMPTS_PER_KIND) if count else []
-    merges = learn_merges([p.lower() for p in prompts] if lowercase else prompts, count, CHARACTERS)
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps({"merges": merges, "pieces": pieces_of(merges), "lowercase": lowercase},
                                ensure_ascii=False) + "\n")
