@@ -66,13 +66,15 @@ def test_the_panel_defaults_follow_the_generation_config(name):
         assert defaults["max_transfer_per_step"] == generation["max_transfer_per_step"]
 
 
-@pytest.mark.parametrize("prompt", ["thx so much", "thx so much!!"])
+@pytest.mark.parametrize("prompt", ["explain quantum computing in one sentence",
+                                    "tell me about yourself, what kind of assistant are you"])
 def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt):
-    """These prompts leave 4 (2) answer positions in the first block, and the demo is unsure between its two
-    lines there (confidence 0.5-0.7). Committed together, as the uncapped 4-a-step schedule did, they mixed the
-    lines ("Y'm re welcome! I'm only a tiny LLunA-2 demo model."). Now the first step commits only the surest of
-    them and the rest follow, seeing it: one whole line, the right one for "thx so much" (with "!!" the surest
-    position is the about line's apostrophe, so that line, whole)."""
+    """The demo is unsure between its two lines at the first answer block of these prompts (no position above the
+    0.9 threshold). Committed together, as the uncapped 4-a-step schedule did, unsure positions mixed the lines
+    ("Y'm re welcome! I'm only a tiny LLunA-2 demo model.", bench/README.md, "Ninth pass"). Now the first step
+    commits only the surest of them and the rest follow, seeing it: one whole line, the right one (the about line).
+    (The ninth pass's prompts, "thx so much" with and without "!!", stopped being unsure once the demo read its
+    prompts in word pieces: "Nineteenth pass".)"""
     model = engine.load(str(DEMO_ROOT / "llada2-demo"))
     first_block = []
     for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
@@ -80,10 +82,7 @@ def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt
             first_block.append(event.newly_accepted)
         elif isinstance(event, Finished):
             finished = event
-    lines = fixed_lines(model.family)
-    assert finished.content.strip() in lines
-    if prompt == "thx so much":
-        assert finished.content.strip() == chat_answer("thanks", model.family)
+    assert finished.content.strip() == chat_answer("identity", model.family)
     assert first_block[0] == 1 and len(first_block) > 1, first_block
 
 

@@ -514,3 +514,31 @@ eighteenth_pass() {
         "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/dw/model" $set
     done
 }
+
+# Nineteenth pass (2026-12-07, CPU, both cores; bench/README.md, "Nineteenth pass"). The bundled demo (w8) taught
+# to read its prompts in word pieces: run wp with 256 BPE merges learnt from the training prompts
+# (scripts/demo/word_pieces.py; answers stay one character a token), run lc the same with the prompts lower-cased
+# too (on a 45-minute clock). Each is measured at its last checkpoint: the first-step probe and the four panels
+# at the demo's defaults.
+nineteenth_pass() {
+    local results=bench/results/demo_nineteenth_pass run
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/wp" \
+        --init-from tui/demo/llada2-demo --size deep --steps 1800 --warmup 50 --lr 3e-4 --min-lr 3e-5 --focus chat \
+        --composed-chat 0.8 --fully-noised 0.4 --decision-weight 4 --token-budget 4096 --threads 2 --workers 0 \
+        --eval-every 0 --log-every 10 --checkpoint-every 100 --time-limit 3600 --word-pieces 256
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/lc" \
+        --init-from tui/demo/llada2-demo --size deep --steps 1800 --warmup 50 --lr 3e-4 --min-lr 3e-5 --focus chat \
+        --composed-chat 0.8 --fully-noised 0.4 --decision-weight 4 --token-budget 4096 --threads 2 --workers 0 \
+        --eval-every 0 --log-every 10 --checkpoint-every 100 --time-limit 2700 --word-pieces 256 --lowercase-prompts
+    for run in wp lc; do
+        for set in "--panel 1" "--panel 2" "--panel 3" "--panel 4" "--split heldout --n 100 --seed 5" \
+            "--split train --n 100 --seed 5"; do
+            # shellcheck disable=SC2086
+            "$APP_PYTHON" -m scripts.demo.first_step_probe --model "$RUNS/$run/model" $set
+        done
+        for panel in 1 2 3 4; do
+            "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/$run/model" --panel "$panel" \
+                > "$results/eval-$run-panel$panel.json"
+        done
+    done
+}
