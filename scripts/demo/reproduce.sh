@@ -541,4 +541,6 @@ nineteenth_pass() {
                 > "$results/eval-$run-panel$panel.json"
         done
     done
+    "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/lc/model" --panel 1 --grid > "$results/eval-lc-panel1-grid.json"
+    "$APP_PYTHON" bench/time_demos.py tui/demo/llada2-demo "$RUNS/lc/model" > "$results/time-w8-lc.json"
 }
