@@ -166,9 +166,10 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
           "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
     assert word_pieces.reading_of_checkpoint(again / "model") == (THANKS_MERGES, True)
     settings = engine.Settings(temp=0.0, max_tokens=12)
+    models = [engine.load(str(folder)) for folder in (grown / "model", again / "model")]
     for prompt in ("THANKS", "hi there"):
-        answers = [list(engine.generate(engine.load(str(folder)), messages=[{"role": "user", "content": prompt}],
-                                        settings=settings))[-1].content for folder in (grown / "model", again / "model")]
+        answers = [list(engine.generate(model, messages=[{"role": "user", "content": prompt}],
+                                        settings=settings))[-1].content for model in models]
         assert answers[0] == answers[1], prompt
     result = subprocess.run([train_python(), "-m", "scripts.demo.train", "--family", "llada2_moe", "--out",
                              str(tmp_path / "twice"), "--init-from", str(grown / "model"), "--size", "tiny",

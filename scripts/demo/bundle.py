@@ -31,6 +31,7 @@ from bench.eval_demo import evaluate  # noqa: E402
 from scripts.demo import tasks_arithmetic  # noqa: E402
 from scripts.demo.curriculum import TASKS  # noqa: E402
 from scripts.demo.demo_config import demo_checkpoint_config  # noqa: E402
+from scripts.demo.word_pieces import reading_of_checkpoint  # noqa: E402
 
 TITLES = {"diffusion_gemma": "DiffusionGemma demo", "llada2_moe": "LLaDA-2 demo"}
 # The prompt the README's quick start and the issue's bar use; shown first when the model gets it right.
@@ -141,9 +142,7 @@ def parameter_count(weights: Path) -> int:
 
 def tokenizer_text(folder: Path) -> str:
     """How the card describes the tokenizer in `folder`: character level, with word pieces for prompts if any."""
-    saved = json.loads((folder / "tokenizer.json").read_text(encoding="utf-8"))
-    merges = saved["model"].get("merges") or []
-    lowercase = "Lowercase" in json.dumps(saved.get("normalizer"))
+    merges, lowercase = reading_of_checkpoint(folder)
     if not merges and not lowercase:
         return "a character-level tokenizer"
     reads = ("lower-cased, " if lowercase else "") + (f"with {len(merges)} word pieces learnt from the training "
