@@ -137,3 +137,24 @@ def test_thanks_are_also_praise_alone_and_thanks_for_what_other_prompts_ask():
                     and not any(core in t for core in ("thank", "thx", "ty", "cheers", "appreciat"))]
     assert len(praise_alone) > 200
     assert any("for the joke" in t for t in thanks) and any("for the translation" in t for t in thanks)
+
+
+def test_mashing_includes_held_keys_key_pairs_symbols_emoji_and_caps_lock():
+    """The fourth panel's `jjjjjjjj kdkdk ;;;` was garbled, and held keys ("ffffff ttttttttttt") read as thanks:
+    training had random letters and keyboard walks only, none of them longer than 10 keys."""
+    rng = random.Random(6)
+    held = [chat_out_of_scope.held_key(rng) for _ in range(300)]
+    assert all(len(set(h)) == 1 and 3 <= len(h) <= 40 for h in held)
+    assert sum(len(h) > 20 for h in held) > 50   # past 18 keys the demos wrote a letter of the line wrong
+    pairs = [chat_out_of_scope.alternating_keys(rng) for _ in range(300)]
+    assert all(len(set(p)) == 2 and all(a != b for a, b in zip(p, p[1:])) and p[::2] == p[0] * len(p[::2])
+               for p in pairs)
+    assert not set("🙏👍❤") & set(chat_out_of_scope.EMOJI)   # those may mean thanks
+    for pattern in ("{symbols}", "{symbols} {noise}", "{held} {symbols}"):   # a brace in a run broke format()
+        for _ in range(200):
+            assert "{" not in chat_out_of_scope.fill(rng, pattern)
+    drawn = [compose.compose_out_of_scope(random.Random(seed), "train")[1] for seed in range(3000)]
+    gibberish = [p for p in drawn if any(len(set(w)) == 1 and len(w) >= 3 and w.isalpha() for w in p.split())]
+    assert len(gibberish) > 30
+    assert any(p.isupper() and len(p) >= 3 and p.replace(" ", "").isalpha() for p in gibberish)
+    assert any(set(p) & set(chat_out_of_scope.EMOJI) for p in drawn)

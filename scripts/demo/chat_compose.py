@@ -256,6 +256,8 @@ def compose_out_of_scope(rng, split: str) -> tuple[str, str]:
         text = fill(rng, pattern)
         if kind != "gibberish":
             text = noised(rng, rng.choice(OPENERS) + text + rng.choice(("", "?", ".", "")) + closer(rng))
+        elif rng.random() < 0.2:   # mashing with caps lock on
+            text = text.upper()
         text = text.strip() or "?"
         if split == "heldout" or normal_form(text) not in PANEL_FORMS:
             return pattern, text

@@ -99,7 +99,13 @@ OUT_OF_SCOPE = {
               "lalala", "zzz", "asdf", "qwerty"),
     "gibberish": ("{noise}", "{noise} {noise}", "{noise}?", "{noise} {noise} {noise}", "{digits}", "{noise}!!",
                   "{punct}", "{noise}{digits}", "{digits} {noise}", "{noise}...", "{noise} {punct}",
-                  "{keys}", "{keys} {keys}", "{keys}{keys}", "{keys}!", "{keys} {noise}", "{keys}?", "{keys}..."),
+                  "{keys}", "{keys} {keys}", "{keys}{keys}", "{keys}!", "{keys} {noise}", "{keys}?", "{keys}...",
+                  # 2026-12-07: a held key ("jjjjjjjj", "ffff tttttt"), two keys in turn ("kdkdk"), symbol and emoji
+                  # runs, and mixes of them: held keys read as "ty" / "tysm" and emoji as thanks before.
+                  "{held}", "{held} {held}", "{pairs}", "{pairs} {punct}", "{held} {pairs} {punct}", "{held}!!",
+                  "{symbols}", "{emoji}", "{noise} {emoji}", "{emoji} {noise}", "{keys} {held}", "{pairs} {noise}",
+                  "{held} {emoji}", "{symbols} {noise}", "{noise} {held}", "{pairs}{digits}", "{emoji} {emoji}",
+                  "{held} {symbols}", "{pairs} {pairs}", "{held}?", "{keys} {pairs} {punct}"),
 }
 POOLS = {
     "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
@@ -148,6 +154,9 @@ POOLS = {
     "slang2": ("brb", "lol", "omg", "hmm", "ok", "k", "lmao", "bruh", "meh"),
 }
 KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
+SYMBOLS = "@#$%^&*()_+=[]<>~|/\\-"   # no braces: a filled pattern is formatted after
+# Emoji with no thanks or greeting in them: a bare 🙏, 👍 or ❤️ may well mean thanks.
+EMOJI = "😀😂🤣😅🙃😐😶🤔🤨😴🥱😵🤯🥴👀🔥💀👻🤖🎃🌚🌀🎲🧩🍕🌮🥑🐸🦆🐙🌵⚡💥🎈🪐🛸🔔📎"
 KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
 
 
@@ -159,6 +168,22 @@ def keyboard_walk(rng) -> str:
     length = rng.randint(3, len(row))
     start = rng.randint(0, len(row) - length)
     return row[start:start + length]
+
+
+def held_key(rng) -> str:
+    """One key held down: "jjjjjjjj". Long runs too: the demos wrote the right line with a letter wrong once a held
+    key ran past the longest they had seen."""
+    return rng.choice(KEYBOARD) * _run_length(rng, 3)
+
+
+def alternating_keys(rng) -> str:
+    """Two keys in turn: "kdkdk", "fjfjfjf"."""
+    first, second = rng.sample(KEYBOARD, 2)
+    return ((first + second) * 20)[:_run_length(rng, 4)]
+
+
+def _run_length(rng, shortest: int) -> int:
+    return rng.randint(shortest, 14) if rng.random() < 0.6 else rng.randint(15, 40)
 
 
 def _each_slot(rng, pattern: str, slot: str, make) -> str:
@@ -178,5 +203,9 @@ def fill(rng, pattern: str) -> str:
     pattern = _each_slot(rng, pattern, "noise", _run_of(KEYBOARD, 3, 10))
     pattern = _each_slot(rng, pattern, "digits", _run_of("0123456789", 2, 8))
     pattern = _each_slot(rng, pattern, "keys", keyboard_walk)
+    pattern = _each_slot(rng, pattern, "held", held_key)
+    pattern = _each_slot(rng, pattern, "pairs", alternating_keys)
+    pattern = _each_slot(rng, pattern, "symbols", _run_of(SYMBOLS, 2, 8))
+    pattern = _each_slot(rng, pattern, "emoji", _run_of(EMOJI, 1, 5))
     values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
     return pattern.format(**values)
