@@ -75,10 +75,11 @@ def test_the_probe_asks_either_hand_written_panel(capsys):
     from scripts.demo.panel_prompts import PANEL, PANEL_2
 
     assert prompts_for("train", 0, 0, "1") is PANEL and prompts_for("train", 0, 0, "2") is PANEL_2
-    assert main(["--model", str(LLADA), "--panel", "2"]) == 0
+    # The first panel: the bundled demo misses one of it (`knock knock`), none of the second since the twentieth pass.
+    assert main(["--model", str(LLADA), "--panel", "1"]) == 0
     report = json.loads(capsys.readouterr().out)
-    assert report["prompts"] == "panel 2" and report["n"] == 60
-    assert set(report["accuracy"]) == set(PANEL_2)
+    assert report["prompts"] == "panel 1" and report["n"] == 60
+    assert set(report["accuracy"]) == set(PANEL)
     # Every miss sits on the wrong side of the model's own threshold, 0: thanks below it, the rest above.
     assert report["missed"] and all((m["margin"] < 0) == (m["intent"] == "thanks") for m in report["missed"])
     assert 0.5 < report["margin"]["auc"] <= 1 and report["margin"]["best_accuracy"] >= report["overall"]

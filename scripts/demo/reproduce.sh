@@ -544,3 +544,47 @@ nineteenth_pass() {
     "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/lc/model" --panel 1 --grid > "$results/eval-lc-panel1-grid.json"
     "$APP_PYTHON" bench/time_demos.py tui/demo/llada2-demo "$RUNS/lc/model" > "$results/time-w8-lc.json"
 }
+
+# Twentieth pass (2026-12-07, CPU; bench/README.md, "Twentieth pass"). Keyboard mashing of more kinds in the
+# out-of-scope data (scripts/demo/chat_out_of_scope.py: held keys, two keys in turn, symbol and emoji runs, caps
+# lock). Run gb: the bundled LLaDA-2 demo (lc) on it, both cores; gb ran with held runs of 3-14 keys and pairs of
+# 4-12 (held_key / alternating_keys before `_run_length`). Then, one core each side by side: run gb2 from gb with
+# runs up to 40 keys, and run dgg, the bundled DiffusionGemma demo on today's composed data (its last fine-tune,
+# the third pass, had the data of 2026-12-03); both were stopped by hand (SIGTERM saves), gb2 at step 1,019 and
+# dgg at 1,002. Each is measured at its last checkpoint on the five panels, the mashing probe and the held-key
+# runs (dgg on panels 3-5 only: they decided it). gb2 then went into the app (the card's Training paragraph
+# rewritten by hand to name every pass).
+twentieth_pass() {
+    local results=bench/results/demo_twentieth_pass model name
+    local common=(--steps 1200 --warmup 30 --lr 1e-4 --min-lr 1e-5 --focus chat --composed-chat 0.8
+                  --token-budget 4096 --workers 0 --eval-every 0 --log-every 10 --checkpoint-every 100)
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/gb" \
+        --init-from tui/demo/llada2-demo --size deep "${common[@]}" --steps 1500 --fully-noised 0.4 \
+        --decision-weight 4 --threads 2 --time-limit 2700
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/gb2" \
+        --init-from "$RUNS/gb/model" --size deep "${common[@]}" --fully-noised 0.4 --decision-weight 4 \
+        --threads 1 --time-limit 2880 &
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/dgg" \
+        --init-from tui/demo/diffusion-gemma-demo "${common[@]}" --think-probability 0.4 --threads 1 \
+        --time-limit 2880 &
+    wait
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dgg/model" "$RUNS/dgg-8bit" --bits 8
+    cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dgg-8bit/"
+    for name in lc dg gb gb2 dgg; do   # lc and dg: the demos bundled before this pass
+        case $name in
+            lc) model=tui/demo/llada2-demo ;;
+            dg) model=tui/demo/diffusion-gemma-demo ;;
+            dgg) model=$RUNS/dgg-8bit ;;
+            *) model=$RUNS/$name/model ;;
+        esac
+        for panel in 1 2 3 4 5; do
+            "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel "$panel" > "$results/eval-$name-panel$panel.json"
+        done
+        PYTHONPATH=. "$APP_PYTHON" "$results/mash_probe.py" "$model" 11 150 > "$results/mash-$name-seed11.json"
+        PYTHONPATH=. "$APP_PYTHON" "$results/held_runs.py" "$model" > "$results/held-runs-$name.txt"
+    done
+    cp -r tui/demo/llada2-demo "$RUNS/lc-bundled"
+    "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/gb2" --dest tui/demo/llada2-demo --tasks chat --n 50 \
+        --n-other 8 --command '`scripts/demo/reproduce.sh`, `twentieth_pass`'
+    "$APP_PYTHON" bench/time_demos.py "$RUNS/lc-bundled" tui/demo/llada2-demo > "$results/time-lc-gb2.json"
+}
