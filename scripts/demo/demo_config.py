@@ -61,7 +61,8 @@ def demo_checkpoint_config(family: str, size: str = "demo", merges=()) -> tuple[
         hidden, heads = sizes["hidden_size"], sizes.get("num_attention_heads", 4)
         config = config_for(
             family, vocab_size=vocab_size(family, merges), hidden_size=hidden,
-            num_hidden_layers=sizes["num_hidden_layers"], num_experts=sizes["num_experts"], num_experts_per_tok=2, n_group=1, topk_group=1,
+            num_hidden_layers=sizes["num_hidden_layers"], num_experts=sizes["num_experts"], num_experts_per_tok=2,
+            n_group=1, topk_group=1,
             head_dim=hidden // heads, num_attention_heads=heads, num_key_value_heads=heads // 2,
             intermediate_size=2 * hidden, moe_intermediate_size=hidden,
             mask_token_id=ids["mask"], pad_token_id=ids["pad"], eos_token_id=ids["eos"], bos_token_id=ids["bos"],
