@@ -219,7 +219,16 @@ def parse_text(name: str, text: str) -> Any:
         except ValueError:
             raise SettingsError("{0} must be " + _KIND_NAMES[spec.kind] + f", got {_literal(text)}", name) from None
         return coerce(name, value)
+    if spec.kind is bool:
+        # Typed text ("true", "off") must not reach coerce as a string: it would refuse "true" as not true or false.
+        value = _BOOL_WORDS.get(text.lower())
+        if value is None:
+            raise SettingsError("{0} must be true or false, got " + _literal(text), name)
+        return value
     return coerce(name, text)
+
+
+_BOOL_WORDS = {"true": True, "on": True, "yes": True, "1": True, "false": False, "off": False, "no": False, "0": False}
 
 
 def check_temperature_schedule(t_min: float, t_max: float) -> None:

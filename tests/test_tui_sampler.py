@@ -27,6 +27,15 @@ def test_typed_values_are_parsed_and_empty_means_the_default():
             parse_text(name, text)
 
 
+def test_typed_switches_read_true_and_false_words():
+    # A typed "true" was refused as "must be true or false, got 'true'" (bench/eval_demo.py --setting).
+    assert parse_text("token_editing", "true") is True
+    assert parse_text("token_editing", " Off ") is False
+    assert parse_text("token_editing", "") is None
+    with pytest.raises(SettingsError, match="must be true or false, got 'maybe'"):
+        parse_text("token_editing", "maybe")
+
+
 def test_reset_touches_only_the_fields_of_that_family():
     settings = Settings(max_denoising_steps=3, block_length=8, diffusion_sampler="confidence-threshold", seed=7)
     reset = reset_to_checkpoint_defaults(settings, "llada2_moe")
