@@ -15,6 +15,11 @@ sampler's first step sees exactly that, and it is where the answer's intent is d
 a block of ~30 answer positions is all masked about once in 30, and a few visible answer tokens give the rest
 away, so the prompt itself is hardly ever what the loss is learned from.
 
+LLaDA-2 may also learn to edit (`edit_noise`, train.py --edit-noise), as LLaDA-2.1's token editing needs: that
+share of the answer positions left unmasked get a random id instead, and every answer position of the block is
+in the loss, so the model learns both to re-write a wrong token it reads and to keep a right one. A model trained
+on masks alone has never been asked about a filled position: editing on, it re-writes right ones at random.
+
 LLaDA-2 may also hide part of the prompt (`prompt_dropout`, train.py --prompt-dropout): each character of the
 user's message is replaced by `<|mask|>` with that probability, never the chat template's own tokens, and none
 of them is in the loss. A hidden "t" or "y" leaves the rest of the message to decide the answer, so the choice
@@ -145,7 +150,8 @@ class LLaDABatch:
     clean: torch.Tensor          # [B, T]: the targets
     context: torch.Tensor | None  # [B, T]: what the clean prefix is encoded from, when not `clean` (prompt dropout)
     noisy: torch.Tensor          # [B, T] answer positions masked at t per block (and the prompt's dropped ones)
-    masked: torch.Tensor         # [B, T] bool: the positions in the loss
+    masked: torch.Tensor         # [B, T] bool: the positions given <|mask|>
+    in_loss: torch.Tensor        # [B, T] bool: the positions in the loss (`masked`, or the whole answer: edit noise)
     lengths: list[int]
     prompt_lengths: list[int]
 
@@ -193,8 +199,9 @@ def user_text_span(prompt: list[int], role_close: int, role_end: int) -> tuple[i
 
 def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator: torch.Generator,
                 fully_noised: float = FULLY_NOISED, prompt_dropout: float = 0.0,
-                roles: tuple[int, int] | None = None) -> LLaDABatch:
-    """`roles` = the `</role>` and `<|role_end|>` ids, needed when `prompt_dropout` > 0."""
+                roles: tuple[int, int] | None = None, edit_noise: float = 0.0, vocab: int = 0) -> LLaDABatch:
+    """`roles` = the `</role>` and `<|role_end|>` ids, needed when `prompt_dropout` > 0; `vocab`, when
+    `edit_noise` > 0."""
     lengths = [llada_length(e, block) for e in group]
     length = max(lengths)
     clean = torch.full((len(group), length), eos, dtype=torch.long)
@@ -215,4 +222,10 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
         hidden = text & (torch.rand(t.shape, generator=generator) < prompt_dropout)
         context = torch.where(hidden, torch.full_like(clean, mask), clean)
     noisy = torch.where(masked, torch.full_like(clean, mask), clean if context is None else context)
-    return LLaDABatch(clean, context, noisy, masked, lengths, [len(e.prompt) for e in group])
+    in_loss = masked
+    if edit_noise > 0:   # drawn last, so the other draws stay what they are without it
+        swapped = answer_at & ~masked & (torch.rand(t.shape, generator=generator) < edit_noise)
+        wrong = torch.randint(0, vocab, clean.shape, generator=generator)
+        noisy = torch.where(swapped & (wrong != mask), wrong, noisy)
+        in_loss = answer_at
+    return LLaDABatch(clean, context, noisy, masked, in_loss, lengths, [len(e.prompt) for e in group])

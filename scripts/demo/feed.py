@@ -42,6 +42,7 @@ class FeedSpec:
     thanks_share: float = 0.0
     intent_labels: float = 0.0
     bare_share: float = 0.0
+    edit_noise: float = 0.0       # LLaDA-2 only
 
 
 @dataclass
@@ -75,7 +76,8 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
         groups = batches.by_budget(examples, lambda e: batches.llada_length(e, spec.canvas), spec.token_budget, rng)
         roles = (spec.ids["role_close"], spec.ids["role_end"])
         made = [batches.llada_batch(g, spec.canvas, spec.ids["eos"], spec.ids["mask"], generator,
-                                    spec.fully_noised, spec.prompt_dropout, roles) for g in groups]
+                                    spec.fully_noised, spec.prompt_dropout, roles, spec.edit_noise, spec.vocab)
+                for g in groups]
     draws = torch.rand((len(made), 2), generator=generator)
     return [Prepared(batch, float(coin), 0.4 + 0.4 * float(u)) for batch, (coin, u) in zip(made, draws)]
 

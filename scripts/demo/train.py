@@ -83,8 +83,7 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--bare-share", type=float, default=0.0, metavar="P", help="share of the composed turns' built "
                    "phrases that are the intent's words alone, no lead or tail (chat_compounds.build); 0 = none")
     p.add_argument("--fully-noised", type=float, default=0.2, help="share of canvases / blocks noised whole "
-                   "(t = 1, as the sampler's first step sees them); the LLaDA-2 demo's phases before the fifth "
-                   "pass ran with 0")
+                   "(t = 1, as the sampler's first step sees them)")
     p.add_argument("--init-from", type=Path, help="start from this checkpoint folder's weights (e.g. "
                    "tui/demo/llada2-demo; a quantized one is dequantized) instead of random ones, with a fresh "
                    "optimizer; ignored once state.pt exists")
@@ -99,6 +98,9 @@ def parse_args(argv=None) -> argparse.Namespace:
     p.add_argument("--prompt-dropout", type=float, default=0.0, metavar="P", help="LLaDA-2: hide each "
                    "character of the user's message behind <|mask|> with this probability (scripts/demo/batches.py); "
                    "0 = off")
+    p.add_argument("--edit-noise", type=float, default=0.0, metavar="P", help="LLaDA-2: give this share of the "
+                   "unmasked answer positions a random id and put the whole answer in the loss, so that LLaDA-2.1's "
+                   "token editing can fix a wrong token (scripts/demo/batches.py); 0 = off")
     p.add_argument("--word-pieces", type=int, default=0, metavar="N", help="read prompts with N word pieces learnt "
                    "from the training prompts (scripts/demo/word_pieces.py; --init-from is grown to them); 0 = none")
     p.add_argument("--lowercase-prompts", action="store_true", help="read prompts lower-cased (the model still "
@@ -111,10 +113,10 @@ def parse_args(argv=None) -> argparse.Namespace:
         p.error("--decision-weight must be above 0")
     if args.word_pieces < 0:
         p.error("--word-pieces must be 0 (none) or a number of merges")
-    if not 0 <= args.prompt_dropout < 1:
-        p.error("--prompt-dropout must be at least 0 and below 1")
-    if args.prompt_dropout and args.family != "llada2_moe":
-        p.error("--prompt-dropout hides LLaDA-2 prompt characters; DiffusionGemma's encoder reads its prompt clean")
+    for option, share, why in (("--prompt-dropout", args.prompt_dropout, "DiffusionGemma's encoder reads its "
+                                "prompt clean"), ("--edit-noise", args.edit_noise, "DiffusionGemma has no editing")):
+        if not 0 <= share < 1 or (share and args.family != "llada2_moe"):
+            p.error(f"{option} is a share (at least 0, below 1) for LLaDA-2 only: {why}")
     for option, share in (("--thanks-share", args.thanks_share), ("--intent-labels", args.intent_labels),
                           ("--bare-share", args.bare_share)):
         if not 0 <= share < 1:
@@ -209,7 +211,7 @@ class Trainer:
                         args.think_probability if self.family == "diffusion_gemma" else 0.0, args.max_length,
                         args.focus, self.canvas if self.family == "diffusion_gemma" else self.block, self.vocab,
                         self.ids, args.composed_chat, args.fully_noised, args.prompt_dropout, args.thanks_share,
-                        args.intent_labels, args.bare_share)
+                        args.intent_labels, args.bare_share, args.edit_noise)
         self.feed = Feed(spec, args.workers, *position)
 
     # ---- state ------------------------------------------------------------------------------------------
@@ -312,7 +314,7 @@ class Trainer:
         length = clean.shape[1]
         # Counted on the CPU side, so the count costs the GPU no sync.
         cpu_layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length)
-        count = int((compact.take(batch.masked, cpu_layout.gather) & cpu_layout.valid).sum())
+        count = int((compact.take(batch.in_loss, cpu_layout.gather) & cpu_layout.valid).sum())
         layout = compact.llada_layout(batch.prompt_lengths, batch.lengths, self.block, length, device)
         # The prompt's earlier blocks reach the answer only through this prefix: encoded from the context, so a
         # dropped prompt character is hidden there too (batches.py, prompt dropout).
@@ -320,7 +322,7 @@ class Trainer:
         prefix = self.model.encode(context, torch.arange(length, device=device).expand_as(clean), layout.clean_mask)
         noisy = compact.take(self._on_device(batch.noisy), layout.gather)
         target = compact.take(clean, layout.gather)
-        masked = compact.take(self._on_device(batch.masked), layout.gather) & layout.valid
+        masked = compact.take(self._on_device(batch.in_loss), layout.gather) & layout.valid
         logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
         losses = F.cross_entropy(logits[masked].float(), target[masked], reduction="none")
         weights = batches.decision_weights(batch.prompt_lengths, length, self.block, self.args.decision_weight,

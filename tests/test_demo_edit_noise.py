@@ -1,0 +1,75 @@
+"""The LLaDA-2 trainer's edit noise (`--edit-noise`): random ids in a share of the unmasked answer positions and
+the whole answer in the loss, so that LLaDA-2.1's token editing has something learnt to go on; drawn after every
+other draw, so that a batch without it is what it always was."""
+
+from __future__ import annotations
+
+import pytest
+
+torch = pytest.importorskip("torch")
+
+from scripts.demo import batches, train  # noqa: E402
+from scripts.demo.curriculum import Example  # noqa: E402
+from scripts.demo.tokenizers import load_tokenizer, special_ids, vocab_size, write_tokenizer  # noqa: E402
+from demo_trainer_helpers import tiny_llada_first_batch  # noqa: E402
+
+
+@pytest.fixture(scope="module")
+def group(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("tokenizer")
+    write_tokenizer(folder, "llada2_moe")
+    tokenizer = load_tokenizer(folder, "llada2_moe")
+    out = []
+    for i in range(16):
+        example = Example(task="chat", messages=({"role": "user", "content": "thanks " + "!" * i},), think=False,
+                          reasoning="", answer="You're welcome! I'm only a tiny demo.", subtask="thanks",
+                          template="thanks")
+        ids, answer = batches.encode_example(example, tokenizer)
+        out.append(batches.Encoded(ids, answer, "chat"))
+    return out
+
+
+def batch(group, edit_noise: float) -> batches.LLaDABatch:
+    ids = special_ids("llada2_moe")
+    return batches.llada_batch(group, 32, ids["eos"], ids["mask"], torch.Generator().manual_seed(5),
+                               edit_noise=edit_noise, vocab=vocab_size("llada2_moe"))
+
+
+def answer_positions(group, length: int) -> torch.Tensor:
+    at = torch.zeros((len(group), length), dtype=torch.bool)
+    for row, example in enumerate(group):
+        at[row, len(example.prompt):batches.llada_length(example, 32)] = True
+    return at
+
+
+def test_edit_noise_swaps_only_unmasked_answer_positions_and_puts_the_whole_answer_in_the_loss(group):
+    plain, edited = batch(group, 0.0), batch(group, 0.3)
+    assert torch.equal(plain.masked, edited.masked) and torch.equal(plain.clean, edited.clean)
+    assert torch.equal(plain.in_loss, plain.masked)   # without it, the masked positions alone, as ever
+    answer = answer_positions(group, plain.clean.shape[1])
+    assert torch.equal(edited.in_loss, answer)
+    swapped = plain.noisy != edited.noisy
+    assert not bool((swapped & ~answer).any()) and not bool((swapped & edited.masked).any())
+    assert not bool((edited.noisy[swapped] == special_ids("llada2_moe")["mask"]).any())
+    share = float(swapped.sum()) / float((answer & ~edited.masked).sum())
+    assert 0.2 < share < 0.4   # a random id may equal the right one, so a little under 0.3
+
+
+def test_the_option_is_llada2_only_and_a_share(capsys):
+    with pytest.raises(SystemExit):
+        train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--edit-noise", "0.1"])
+    assert "DiffusionGemma" in capsys.readouterr().err
+    for bad in ("1", "-0.1"):
+        with pytest.raises(SystemExit):
+            train.parse_args(["--family", "llada2_moe", "--out", "x", "--edit-noise", bad])
+    assert train.parse_args(["--family", "llada2_moe", "--out", "x", "--edit-noise", "0.1"]).edit_noise == 0.1
+
+
+def test_the_trainer_hands_its_edit_noise_to_the_batches_and_counts_the_whole_answer(tmp_path):
+    trainer, prepared = tiny_llada_first_batch(tmp_path, "--edit-noise", "0.2")
+    batch = prepared.batch
+    assert bool((batch.in_loss & ~batch.masked).any())
+    assert bool(((batch.noisy != batch.clean) & batch.in_loss & ~batch.masked).any())
+    trainer.feed.next = lambda: prepared
+    loss, count = trainer.loss()
+    assert count == int(batch.in_loss.sum()) > int(batch.masked.sum()) and torch.isfinite(loss)
