@@ -16,8 +16,8 @@ a block of ~30 answer positions is all masked about once in 30, and a few visibl
 away, so the prompt itself is hardly ever what the loss is learned from.
 
 LLaDA-2 may also learn to edit (`edit_noise`, train.py --edit-noise), as LLaDA-2.1's token editing needs: that
-share of the answer positions left unmasked get a random id instead, and every answer position of the block is
-in the loss, so the model learns both to re-write a wrong token it reads and to keep a right one. A model trained
+share of the answer positions left unmasked get a wrong id instead (half of them a neighbour's token, half any
+id), and every answer position of the block is in the loss, so the model learns both to re-write a wrong token it reads and to keep a right one. A model trained
 on masks alone has never been asked about a filled position: editing on, it re-writes right ones at random.
 
 LLaDA-2 may also hide part of the prompt (`prompt_dropout`, train.py --prompt-dropout): each character of the
@@ -226,6 +226,10 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
     if edit_noise > 0:   # drawn last, so the other draws stay what they are without it
         swapped = answer_at & ~masked & (torch.rand(t.shape, generator=generator) < edit_noise)
         wrong = torch.randint(0, vocab, clean.shape, generator=generator)
+        # Half of the wrong ids repeat a neighbour's token: the sampler's own slips are mostly such stutters
+        # ("am..For", "ctrl++l", "rral"), which a uniformly random id hardly ever looks like.
+        kind = torch.rand(t.shape, generator=generator)
+        wrong = torch.where(kind < 0.25, clean.roll(1, dims=1), torch.where(kind < 0.5, clean.roll(-1, dims=1), wrong))
         noisy = torch.where(swapped & (wrong != mask), wrong, noisy)
         in_loss = answer_at
     return LLaDABatch(clean, context, noisy, masked, in_loss, lengths, [len(e.prompt) for e in group])
