@@ -66,7 +66,7 @@ def test_the_panel_defaults_follow_the_generation_config(name):
         assert defaults["max_transfer_per_step"] == generation["max_transfer_per_step"]
 
 
-@pytest.mark.parametrize("prompt", ["fix my sql pls: SELEC * FROM users", "So knock knock 😁"])
+@pytest.mark.parametrize("prompt", ["Recommend a good book.", "tldr of the french revolution pls"])
 def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt):
     """The demo is unsure between its two lines at the first answer block of these prompts (no position above the
     0.9 threshold). Committed together, as the uncapped 4-a-step schedule did, unsure positions mixed the lines
@@ -75,7 +75,8 @@ def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt
     (The ninth pass's prompts, "thx so much" with and without "!!", stopped being unsure once the demo read its
     prompts in word pieces: "Nineteenth pass"; the nineteenth's, "explain quantum computing in one sentence" and
     "tell me about yourself, what kind of assistant are you", once it had trained on more mashing: "Twentieth
-    pass". These are the third panel's one and a composed held-out prompt.)"""
+    pass"; the twentieth's, "fix my sql pls: SELEC * FROM users" and "So knock knock 😁", once it learnt to edit:
+    "Twenty-first pass". These are the first panel's one and the fourth's.)"""
     model = engine.load(str(DEMO_ROOT / "llada2-demo"))
     first_block = []
     for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):

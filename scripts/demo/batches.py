@@ -17,8 +17,9 @@ away, so the prompt itself is hardly ever what the loss is learned from.
 
 LLaDA-2 may also learn to edit (`edit_noise`, train.py --edit-noise), as LLaDA-2.1's token editing needs: that
 share of the answer positions left unmasked get a wrong id instead (half of them a neighbour's token, half any
-id), and every answer position of the block is in the loss, so the model learns both to re-write a wrong token it reads and to keep a right one. A model trained
-on masks alone has never been asked about a filled position: editing on, it re-writes right ones at random.
+id), and every answer position of the block is in the loss, so the model learns both to re-write a wrong token
+it reads and to keep a right one. A model trained on masks alone has never been asked about a filled position:
+editing on, it re-writes right ones at random.
 
 LLaDA-2 may also hide part of the prompt (`prompt_dropout`, train.py --prompt-dropout): each character of the
 user's message is replaced by `<|mask|>` with that probability, never the chat template's own tokens, and none

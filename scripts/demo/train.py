@@ -99,7 +99,7 @@ def parse_args(argv=None) -> argparse.Namespace:
                    "character of the user's message behind <|mask|> with this probability (scripts/demo/batches.py); "
                    "0 = off")
     p.add_argument("--edit-noise", type=float, default=0.0, metavar="P", help="LLaDA-2: give this share of the "
-                   "unmasked answer positions a random id and put the whole answer in the loss, so that LLaDA-2.1's "
+                   "unmasked answer positions a wrong id and put the whole answer in the loss, so that LLaDA-2.1's "
                    "token editing can fix a wrong token (scripts/demo/batches.py); 0 = off")
     p.add_argument("--word-pieces", type=int, default=0, metavar="N", help="read prompts with N word pieces learnt "
                    "from the training prompts (scripts/demo/word_pieces.py; --init-from is grown to them); 0 = none")
@@ -322,12 +322,12 @@ class Trainer:
         prefix = self.model.encode(context, torch.arange(length, device=device).expand_as(clean), layout.clean_mask)
         noisy = compact.take(self._on_device(batch.noisy), layout.gather)
         target = compact.take(clean, layout.gather)
-        masked = compact.take(self._on_device(batch.in_loss), layout.gather) & layout.valid
+        in_loss = compact.take(self._on_device(batch.in_loss), layout.gather) & layout.valid
         logits = self.model(noisy, layout.positions, layout.noisy_mask, prefix)
-        losses = F.cross_entropy(logits[masked].float(), target[masked], reduction="none")
+        losses = F.cross_entropy(logits[in_loss].float(), target[in_loss], reduction="none")
         weights = batches.decision_weights(batch.prompt_lengths, length, self.block, self.args.decision_weight,
                                            self.args.decision_per_answer)
-        weights = compact.take(self._on_device(weights), layout.gather)[masked]
+        weights = compact.take(self._on_device(weights), layout.gather)[in_loss]
         return (losses * weights).sum() / weights.sum(), count
 
     # ---- the loop ---------------------------------------------------------------------------------------
