@@ -36,6 +36,17 @@ def check_share_option(option: str, attribute: str, capsys) -> None:
     assert getattr(args, attribute) == 0.4
 
 
+def check_llada_only_share(option: str, attribute: str, capsys) -> None:
+    """`option` takes a share in [0, 1), and only for LLaDA-2 (its error names DiffusionGemma)."""
+    with pytest.raises(SystemExit):
+        train.parse_args(["--family", "diffusion_gemma", "--out", "x", option, "0.1"])
+    assert "DiffusionGemma" in capsys.readouterr().err
+    for bad in ("1", "-0.1"):
+        with pytest.raises(SystemExit):
+            train.parse_args(["--family", "llada2_moe", "--out", "x", option, bad])
+    assert getattr(train.parse_args(["--family", "llada2_moe", "--out", "x", option, "0.15"]), attribute) == 0.15
+
+
 def handed_to_batches(out: Path, monkeypatch, parameter: str, *extra: str) -> set:
     """The values of batches.encoded_examples' `parameter` over a tiny trainer's first batch, run with `extra`."""
     seen = []

@@ -598,7 +598,7 @@ twentieth_pass() {
 # LLaDA-2 runs are measured with editing off (RUN/model) and on (a copy whose generation_config.json adds
 # editing_threshold 0.9, as the bundled demo's now does). gb2 and dg on panels 1-5: twentieth_pass's files.
 twentyfirst_pass() {
-    local results=bench/results/demo_twentyfirst_pass name model panel
+    local results=bench/results/demo_twentyfirst_pass probes=bench/results/demo_twentieth_pass name panel
     local common=(--min-lr 1e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0 --eval-every 0
                   --log-every 10 --checkpoint-every 100)
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/ed" \
@@ -634,9 +634,9 @@ json.dump(g, open(p, 'w'), indent=2)" "$RUNS/$name-edit/generation_config.json"
     for panel in 6 7; do
         "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
     done
-    PYTHONPATH=. "$APP_PYTHON" "$results/mash_probe.py" "$RUNS/ed2-edit" 11 150 > "$results/mash-ed2-edit-seed11.json"
-    PYTHONPATH=. "$APP_PYTHON" "$results/held_runs.py" "$RUNS/ed2-edit" > "$results/held-runs-ed2-edit.txt"
-    PYTHONPATH=. "$APP_PYTHON" "$results/held_runs.py" "$RUNS/ed-edit" j > "$results/held-runs-ed-edit-j.txt"
+    PYTHONPATH=. "$APP_PYTHON" "$probes/mash_probe.py" "$RUNS/ed2-edit" 11 150 > "$results/mash-ed2-edit-seed11.json"
+    PYTHONPATH=. "$APP_PYTHON" "$probes/held_runs.py" "$RUNS/ed2-edit" > "$results/held-runs-ed2-edit.txt"
+    PYTHONPATH=. "$APP_PYTHON" "$probes/held_runs.py" "$RUNS/ed-edit" j > "$results/held-runs-ed-edit-j.txt"
     "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/ed2" --dest tui/demo/llada2-demo --tasks chat --n 50 \
         --n-other 8 --command '`scripts/demo/reproduce.sh`, `twentyfirst_pass`'
     "$APP_PYTHON" bench/time_demos.py "$RUNS/gb2-bundled" tui/demo/llada2-demo > "$results/time-gb2-ed2.json"
