@@ -15,6 +15,7 @@ from tui.screens.help import HELP
 from tui.screens.replay import ReplayScreen
 from tui.widgets.answer_text import SpanSelector, offset_of
 from tui.widgets.messages import AssistantMessage
+from tui.words import count
 
 from tui_helpers import (  # noqa: F401  (app_env is a fixture)
     engine_events,
@@ -283,7 +284,7 @@ async def test_llada21_edits_show_in_the_block_stats_of_a_live_answer(app_env):
         edits = saved.stats["edits_per_block"]
         assert sum(edits) > 0 and answer.block_steps.edits == edits
         assert f"block 1: {len(saved.stats['accepted_per_step'][0])} steps" in answer.block_steps.tooltip
-        assert f"{sum(edits)} edits" in app.chat.status_bar.activity
+        assert count(sum(edits), "edit") in app.chat.status_bar.activity   # "1 edit", not "1 edits"
         # The recording replays them: the frames that edited flash in the canvas.
         trajectory = decode(app.store.load_trajectory(app.store.revisions(saved.id)[0].id))
         assert sum(int(f.edited.sum()) for f in trajectory.frames if f.edited is not None) == sum(edits)

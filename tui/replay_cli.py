@@ -176,7 +176,7 @@ def print_replay(trajectory: Trajectory, blocks_only: bool = False, out=None) ->
         last = index + 1 == len(trajectory.frames) or trajectory.frames[index + 1].block != frame.block
         if last and frame.block in records:
             record = records[frame.block]
-            edits = f", {record.edits} edits" if record.edits else ""
+            edits = f", {count(record.edits, 'edit')}" if record.edits else ""
             print(f"block {record.block + 1}: {count(record.steps, 'step')}, {human(record.stop_reason)}{edits}: "
                   f"{record.content_delta!r}", file=out)
     if "finish_reason" in meta:

@@ -640,4 +640,5 @@ json.dump(g, open(p, 'w'), indent=2)" "$RUNS/$name-edit/generation_config.json"
     "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/ed2" --dest tui/demo/llada2-demo --tasks chat --n 50 \
         --n-other 8 --command '`scripts/demo/reproduce.sh`, `twentyfirst_pass`'
     "$APP_PYTHON" bench/time_demos.py "$RUNS/gb2-bundled" tui/demo/llada2-demo > "$results/time-gb2-ed2.json"
+    PYTHONPATH=. "$APP_PYTHON" "$results/count_edits.py" tui/demo/llada2-demo > "$results/edits-ed2.json"
 }
