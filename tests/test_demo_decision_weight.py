@@ -72,7 +72,7 @@ def one_row(prepared, row: int):
     """The Prepared batch cut to one of its examples (block-causal: the others never reached its loss)."""
     batch = prepared.batch
     length = batch.lengths[row]
-    cut = {name: getattr(batch, name)[row:row + 1, :length] for name in ("clean", "noisy", "masked")}
+    cut = {name: getattr(batch, name)[row:row + 1, :length] for name in ("clean", "noisy", "masked", "in_loss")}
     return dataclasses.replace(prepared, batch=dataclasses.replace(
         batch, **cut, context=None, lengths=[length], prompt_lengths=[batch.prompt_lengths[row]]))
 
