@@ -1,6 +1,6 @@
-"""The LLaDA-2 trainer's edit noise (`--edit-noise`): random ids in a share of the unmasked answer positions and
-the whole answer in the loss, so that LLaDA-2.1's token editing has something learnt to go on; drawn after every
-other draw, so that a batch without it is what it always was."""
+"""The LLaDA-2 trainer's edit noise (`--edit-noise`): wrong ids (half of them a neighbour's token) in a share of the
+unmasked answer positions and the whole answer in the loss, so that LLaDA-2.1's token editing has something learnt
+to go on; drawn after every other draw, so that a batch without it is what it always was."""
 
 from __future__ import annotations
 

@@ -35,9 +35,10 @@ MAX_NEW_TOKENS = 512    # the longest curriculum answers (counting to 80 terms) 
 # positions above the `threshold` 0.9 resolve 4 a step (8 steps a full block), and positions below it one a step,
 # each seeing the last. Without the cap (`threshold` 1.0, `steps` 8: 4 a step whatever the confidence) a first
 # block with 4 answer positions unsure between two lines committed them together ("thx so much" -> "Y'm re
-# welcome!"; bench/README.md, "Ninth pass"). And LLaDA-2.1's token editing at the 2.1 code's 0.9 (trained with
-# --edit-noise): a slip such as "I'm enly" or "what I am..For" is re-written before the block is committed
-# (bench/README.md, "Twenty-first pass"); the editing_threshold in generation_config.json is what turns it on.
+# welcome!"; bench/README.md, "Ninth pass"). And LLaDA-2.1's token editing at the 2.1 code's 0.9, which the demo
+# was trained for (--edit-noise): a letter it is sure is wrong ("I'm a tiey") is re-written before the block is
+# committed. It fires rarely (once in 420 panel answers; bench/README.md, "Twenty-first pass"); the
+# editing_threshold in generation_config.json is what turns it on.
 DEMO_SAMPLING = {
     "diffusion_gemma": {"max_denoising_steps": 7, "t_max": 1.6, "t_min": 0.0, "entropy_bound": 0.5},
     "llada2_moe": {"threshold": 0.9, "steps": 32, "max_transfer_per_step": 4, "editing_threshold": 0.9},

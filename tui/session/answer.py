@@ -156,7 +156,8 @@ class AnswerWriter:
                 rate = f"{stats.tokens_per_s:.1f} tok/s │ " if tokens_counted(update) else ""   # a server may not say
                 self.view.show_activity(
                     f"{rate}{steps_text}{count(blocks, 'block')} │ "
-                    + (f"{count(edits, 'edit')} │ " if edits else "") + f"{stats.total_s:.1f} s │ {update.finish_reason}"
+                    + (f"{count(edits, 'edit')} │ " if edits else "")
+                    + f"{stats.total_s:.1f} s │ {update.finish_reason}"
                 )
 
     async def _add_text(self, generation: Generation, content: str, reasoning: str) -> None:

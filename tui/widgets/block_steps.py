@@ -30,7 +30,7 @@ def spark_width(counts: Sequence[int]) -> int:
 
 
 def edits_text(edits: int) -> str:
-    return f" {edits} edit{'s' * (edits != 1)}" if edits else ""
+    return f" {count(edits, 'edit')}" if edits else ""
 
 
 def cell_width(block: int, counts: Sequence[int], edits: int = 0) -> int:
