@@ -93,6 +93,28 @@ def test_grow_checkpoint_appends_rows_only_when_the_network_has_more():
         word_pieces.grow_checkpoint(arrays, own, "llada2_moe", THANKS_MERGES[:2])
 
 
+def test_a_tied_table_grows_one_row_per_piece_that_reads_and_scores_it():
+    # DiffusionGemma writes through its input embeddings: no head to grow, and two tables that disagree cannot be.
+    rng = np.random.default_rng(1)
+    embeddings = rng.normal(size=(10, 4)).astype(np.float32)
+    grown, head = word_pieces.grow_vocabulary(embeddings, None, [[1, 2]], quiet_row=7)
+    assert head is None and grown.shape == (11, 4) and np.array_equal(grown[:10], embeddings)
+    assert np.allclose(grown[10], embeddings[[1, 2]].mean(axis=0))
+    base = len(vocabulary("diffusion_gemma"))
+    grown_size = len(vocabulary("diffusion_gemma", THANKS_MERGES))
+    table = rng.normal(size=(base, 4)).astype(np.float32)
+    arrays = {"model.decoder.embed_tokens.weight": table, "model.decoder.norm.weight": np.ones(4, np.float32)}
+    own = {"model.decoder.embed_tokens.weight": np.zeros((grown_size, 4)), "model.decoder.norm.weight": np.ones(4)}
+    out = word_pieces.grow_checkpoint(arrays, own, "diffusion_gemma", THANKS_MERGES)
+    assert set(out) == set(arrays) and out["model.decoder.embed_tokens.weight"].shape == (grown_size, 4)
+    index = {token: i for i, token in enumerate(vocabulary("diffusion_gemma", THANKS_MERGES))}
+    assert np.allclose(out["model.decoder.embed_tokens.weight"][index["thanks"]],
+                       table[[index[c] for c in "thanks"]].mean(axis=0))
+    with pytest.raises(ValueError, match="one embedding table"):
+        word_pieces.grow_checkpoint(arrays | {"model.encoder.embed_tokens.weight": table}, own, "diffusion_gemma",
+                                    THANKS_MERGES)
+
+
 def test_a_run_keeps_how_it_reads_prompts(tmp_path, monkeypatch):
     monkeypatch.setattr(word_pieces, "PROMPTS_PER_KIND", 200)
     assert word_pieces.reading_for_run(tmp_path / "none", 0, False) == ([], False)
@@ -177,6 +199,37 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
                             capture_output=True, text=True, timeout=120)
     assert result.returncode != 0 and "already reads prompts with 5 word pieces" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+def test_the_trainer_grows_a_diffusion_gemma_checkpoint_and_the_engine_runs_it(tmp_path):
+    from tests.test_demo_trainer import train, train_python
+
+    if train_python() is None:
+        pytest.skip("no PyTorch environment")
+    import engine
+    from safetensors.numpy import load_file
+
+    plain = tmp_path / "plain"
+    train(plain, "diffusion_gemma", "--stop-at", "2", "--workers", "0")
+    grown = tmp_path / "grown"
+    grown.mkdir()
+    (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES, "lowercase": True}))
+    train(grown, "diffusion_gemma", "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
+          "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
+    config = json.loads((grown / "model" / "config.json").read_text())
+    assert config["text_config"]["vocab_size"] == len(vocabulary("diffusion_gemma", THANKS_MERGES))
+    name = "model.decoder.embed_tokens.weight"
+    before, after = load_file(str(plain / "model" / "model.safetensors")), \
+        load_file(str(grown / "model" / "model.safetensors"))
+    rows = before[name].shape[0]
+    assert after[name].shape[0] == config["text_config"]["vocab_size"]
+    assert np.array_equal(after[name][:rows], before[name])
+    assert not any("lm_head" in key for key in after)
+    model = engine.load(str(grown / "model"))
+    assert model.tokenizer.encode_text("THANKS") == model.tokenizer.encode_text("thanks") == [rows + 4]
+    finished = list(engine.generate(model, messages=[{"role": "user", "content": "Thanks!"}],
+                                    settings=engine.Settings(max_tokens=8)))[-1]
+    assert finished.stats.generated_tokens >= 1
 
 
 def test_the_model_card_says_how_the_tokenizer_reads_prompts(tmp_path):

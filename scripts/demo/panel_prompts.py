@@ -9,6 +9,8 @@ scripts/demo/panel_overlap.py reports. bench/eval_demo.py --panel measures the d
 
 from __future__ import annotations
 
+from .panel_prompts_late import PANEL_8, PANEL_9
+
 PANEL = {
     "greeting": (
         "HELLO?", "hey hows it going", "hi!! 👋", "Good morning, how are you today?", "heyyy whats up",
@@ -365,4 +367,5 @@ PANEL_7 = {
     ),
 }
 
-PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3, "4": PANEL_4, "5": PANEL_5, "6": PANEL_6, "7": PANEL_7}
+PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3, "4": PANEL_4, "5": PANEL_5, "6": PANEL_6, "7": PANEL_7,
+          "8": PANEL_8, "9": PANEL_9}

@@ -12,9 +12,11 @@ lower-case what it reads (`--lowercase-prompts`: the normalizer folds the case o
 which is the prompt), and since answers are spelt by id, not through the normalizer, the model still writes both.
 
 Only the prompt side changes. Answers are still trained one character a token (`spell`), so the model writes
-exactly what it wrote before and the canvas still resolves letter by letter; the pieces' output rows start
-below every character's (`grow_vocabulary`) and training never asks for them. The merges join letters and
-digits only, never punctuation or the space mark, so a piece never spans two words.
+exactly what it wrote before and the canvas still resolves letter by letter; training never asks for a piece.
+LLaDA-2 writes through its own output head, whose piece rows start as a token it never writes. DiffusionGemma
+writes through its input embeddings (tied), so a piece's one row both reads the word and scores it as output
+(`grow_vocabulary`). The merges join letters and digits only, never punctuation or the space mark, so a piece
+never spans two words.
 """
 
 from __future__ import annotations
@@ -99,25 +101,31 @@ def spell(text: str, tokenizer) -> list[int]:
     return ids
 
 
-def grow_vocabulary(embeddings: np.ndarray, head: np.ndarray, piece_parts: list[list[int]],
-                    quiet_row: int) -> tuple[np.ndarray, np.ndarray]:
+def grow_vocabulary(embeddings: np.ndarray, head: np.ndarray | None, piece_parts: list[list[int]],
+                    quiet_row: int) -> tuple[np.ndarray, np.ndarray | None]:
     """The input embeddings and output head of a trained model with a row appended per piece. Its input row is
     the mean of its characters' rows, where the network already reads the word; its output row is a copy of
     `quiet_row`'s, a token the model has learnt never to write (a byte no answer holds), so the answers it writes
-    do not change."""
-    if embeddings.shape != head.shape:
+    do not change. `head` None: the model writes through its input embeddings (tied), and the mean row is the
+    piece's output row too. Its logit is then the mean of its letters' logits, far below the letter the model
+    writes wherever it is sure, and training (which never asks for a piece) lowers it further."""
+    if head is not None and embeddings.shape != head.shape:
         raise ValueError(f"embeddings {embeddings.shape} and head {head.shape} disagree")
     width = embeddings.shape[1]
     new_inputs = np.array([embeddings[parts].mean(axis=0) for parts in piece_parts]).reshape(-1, width)
+    grown_inputs = np.concatenate([embeddings, new_inputs.astype(embeddings.dtype)])
+    if head is None:
+        return grown_inputs, None
     new_outputs = np.repeat(head[quiet_row][None, :], len(piece_parts), axis=0)
-    return (np.concatenate([embeddings, new_inputs.astype(embeddings.dtype)]),
-            np.concatenate([head, new_outputs.astype(head.dtype)]))
+    return grown_inputs, np.concatenate([head, new_outputs.astype(head.dtype)])
 
 
 # ---- the trainer's side ---------------------------------------------------------------------------------------
 
 PROMPTS_PER_KIND = 4000   # 24,000 composed training prompts: every training template many times over
 RUN_FILE = "word-pieces.json"
+# The token table under the trainers' names: LLaDA-2 (own output head), DiffusionGemma (tied).
+EMBEDDING_NAMES = ("word_embeddings.weight", "embed_tokens.weight")
 
 
 def reading_of_checkpoint(folder: Path) -> tuple[list[tuple[str, str]], bool]:
@@ -160,15 +168,15 @@ def reading_for_run(run: Path, count: int, lowercase: bool, init_from: Path | No
 
 def grow_checkpoint(arrays: dict, own: dict, family: str, merges) -> dict:
     """`arrays` (a trained checkpoint's tensors under the trainer's names) with a row per word piece appended to
-    its token embeddings and output head (`grow_vocabulary`), when `own` (the network being trained) has them
-    and `arrays` does not. Anything else about the vocabulary must already agree."""
+    its token embeddings and to its output head if it has one (`grow_vocabulary`), when `own` (the network being
+    trained) has them and `arrays` does not. Anything else about the vocabulary must already agree."""
     from .tokenizers import vocabulary
 
     if all(tuple(arrays[name].shape) == tuple(own[name].shape) for name in own if name in arrays):
         return arrays
-    names = [name for name in arrays if name.endswith("word_embeddings.weight")]
-    if len(names) != 1 or "lm_head.weight" not in arrays:
-        raise ValueError("word pieces are grown into a LLaDA-2 checkpoint (one embedding table, its own output head)")
+    names = [name for name in arrays if name.endswith(EMBEDDING_NAMES)]
+    if len(names) != 1:
+        raise ValueError("word pieces are grown into a checkpoint with one embedding table")
     embedding = names[0]
     have, want = arrays[embedding].shape[0], own[embedding].shape[0]
     if have == want:   # the vocabularies agree; what else differs, loading the weights reports
@@ -178,6 +186,7 @@ def grow_checkpoint(arrays: dict, own: dict, family: str, merges) -> dict:
         raise ValueError(f"a vocabulary of {have} tokens cannot grow to {want} with these word pieces")
     index = {token: i for i, token in enumerate(tokens)}
     parts = [[index[character] for character in piece] for piece in tokens[have:]]
-    grown_inputs, grown_head = grow_vocabulary(np.asarray(arrays[embedding]), np.asarray(arrays["lm_head.weight"]),
-                                               parts, index["<0x00>"])
-    return arrays | {embedding: grown_inputs, "lm_head.weight": grown_head}
+    head = np.asarray(arrays["lm_head.weight"]) if "lm_head.weight" in arrays else None
+    grown_inputs, grown_head = grow_vocabulary(np.asarray(arrays[embedding]), head, parts, index["<0x00>"])
+    grown = arrays | {embedding: grown_inputs}
+    return grown if grown_head is None else grown | {"lm_head.weight": grown_head}
