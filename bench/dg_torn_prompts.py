@@ -27,7 +27,10 @@ from engine.settings import SettingsError  # noqa: E402
 
 TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False), ("qwe rty uio", True),
         ("cheers, that's great", False), ("cheers, that's great", True), ("ty so much!!", False),
-        ("thx a ton 🙏", True))
+        ("thx a ton 🙏", True),
+        # The demo bundled on 2026-12-07 (word pieces) tears over these instead (tests/test_demo_denoising.py).
+        ("remind me to call mum at 5pm", False), ("wow this was super helpful. I'm impressed", False),
+        ("asdfghjkl qwerty zxcv", False))
 # Garbled thoughts over the three panels' grids at the twelfth pass's defaults (bench/results/demo_twelfth_pass).
 TORN_THOUGHTS = tuple((prompt, True) for prompt in (
     "summarise this article for me", "much obliged", "qwe rty uio", "Translate 'good night' into French.",

@@ -98,14 +98,14 @@ def test_only_full_blocks_are_held_to_three_steps():
 FORMER_DG_DEFAULTS = engine.Settings(max_denoising_steps=6, t_min=0.16, entropy_bound=0.1)
 
 
-@pytest.mark.parametrize(("prompt", "think"), [("merci beaucoup", False), ("much obliged", True)])
-def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt, think):
-    """The demo is torn between its two lines over these (the third panel's "merci beaucoup", the first panel's
-    "much obliged" with thinking on). Under the former defaults' bound of 0.1 nats few positions were kept a step,
-    the rest renoised, and the last step's argmax mixed the lines ("Yom'retwelcDie! I'm onlya tmo"; with thinking
-    on, a torn thought spilled into the answer: "t II  n do.<channel|>I'm a tiny…"). With 0.5 the surest positions
-    of one line are kept and the answer settles on it, whole. (The thought itself can still come out torn:
-    bench/README.md, "Twelfth pass", counts those apart.)"""
+@pytest.mark.parametrize("prompt", ["remind me to call mum at 5pm", "wow this was super helpful. I'm impressed"])
+def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt):
+    """The demo is torn between its two lines over these (the sixth and ninth panels'; of the nine panels' 540
+    prompts, the only two whose answer the former defaults garble, thinking off; none with it on). Under the
+    former defaults' bound of 0.1 nats few positions were kept a step, the rest renoised, and the last step's
+    argmax mixed the lines (`You're welcome! I'm oely a tiny…`, `Y'm a tinl DiffusionGemma…`). With 0.5 the
+    surest positions of one line are kept and the answer settles on it, whole (bench/README.md, "Twelfth pass")."""
+    think = False
     model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
     lines = fixed_lines(model.family)
     messages = [{"role": "user", "content": prompt}]

@@ -10,7 +10,7 @@ from bench import dg_torn_prompts
 
 
 def test_the_former_defaults_garble_what_the_bundled_ones_answer(capsys, monkeypatch):
-    monkeypatch.setattr(dg_torn_prompts, "TORN", (("cheers, that's great", False),))   # garbled at seed 1
+    monkeypatch.setattr(dg_torn_prompts, "TORN", (("asdfghjkl qwerty zxcv", False),))   # garbled at seed 1
     assert dg_torn_prompts.main(["--seeds", "1", "--setting", "max_denoising_steps=6", "--setting", "t_min=0.16",
                                  "--setting", "entropy_bound=0.1"]) == 0
     former = json.loads(capsys.readouterr().out)
@@ -30,15 +30,13 @@ def test_bad_settings_and_the_wrong_family_are_one_line_errors(capsys):
 
 
 def test_thoughts_mode_counts_a_garbled_thought_apart_from_the_answer(capsys, monkeypatch):
-    # At the twelfth pass's defaults, seed 1, this prompt's thought runs on into the about line, garbled, and the
-    # answer is empty: a garbled thought and a garbled answer.
-    monkeypatch.setattr(dg_torn_prompts, "TORN_THOUGHTS", (("summarise this article for me", True),))
-    twelfth = ["--setting", "max_denoising_steps=7", "--setting", "t_min=0.0", "--setting", "t_max=1.6",
-               "--setting", "entropy_bound=0.5"]
-    assert dg_torn_prompts.main(["--seeds", "1", "--thoughts", *twelfth]) == 0
+    # At the demo's defaults, seed 1, this prompt's thought comes out garbled ("Iheill tell the user what I am")
+    # while its answer is whole: a garbled thought, no garbled answer.
+    monkeypatch.setattr(dg_torn_prompts, "TORN_THOUGHTS", (("Translate 'thank you' into Spanish.", True),))
+    assert dg_torn_prompts.main(["--seeds", "1", "--thoughts"]) == 0
     row = json.loads(capsys.readouterr().out)
-    assert (row["prompts"], row["garbled_thoughts"], row["garbled"], row["of"]) == ("thoughts", 1, 1, 1)
+    assert (row["prompts"], row["garbled_thoughts"], row["garbled"], row["of"]) == ("thoughts", 1, 0, 1)
     monkeypatch.setattr(dg_torn_prompts, "TORN", (("hello", False),))
-    assert dg_torn_prompts.main(["--seeds", "1", *twelfth]) == 0
+    assert dg_torn_prompts.main(["--seeds", "1"]) == 0
     row = json.loads(capsys.readouterr().out)
     assert (row["prompts"], row["garbled_thoughts"], row["garbled"]) == ("answers", 0, 0)

@@ -642,3 +642,43 @@ json.dump(g, open(p, 'w'), indent=2)" "$RUNS/$name-edit/generation_config.json"
     "$APP_PYTHON" bench/time_demos.py "$RUNS/gb2-bundled" tui/demo/llada2-demo > "$results/time-gb2-ed2.json"
     PYTHONPATH=. "$APP_PYTHON" "$results/count_edits.py" tui/demo/llada2-demo > "$results/edits-ed2.json"
 }
+
+# Twenty-second pass (issue 26), 2026-12-07: the DiffusionGemma demo reads its prompts in word pieces, lower-cased,
+# as the LLaDA-2 demo has since the nineteenth pass (its one tied token table grows a row per piece:
+# scripts/demo/word_pieces.py), and two more outsider panels (8 and 9, scripts/demo/panel_prompts_late.py). dgp:
+# the bundled DiffusionGemma grown to 256 pieces; dgp2: the same with 35 % of the composed turns thanks. Both on
+# one core each at once, stopped by their clocks. The bundled demos' panels 1-7: earlier passes' files.
+twentysecond_pass() {
+    local results=bench/results/demo_twentysecond_pass name panel
+    local common=(--family diffusion_gemma --init-from tui/demo/diffusion-gemma-demo --word-pieces 256
+                  --lowercase-prompts --min-lr 2e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0
+                  --eval-every 0 --log-every 10 --checkpoint-every 100 --warmup 50 --lr 3e-4 --steps 3000
+                  --think-probability 0.4 --threads 1 --time-limit 3900)
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/dgp" "${common[@]}" &
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/dgp2" "${common[@]}" --thanks-share 0.35 &
+    wait
+    evaluate() {
+        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" \
+            > "$results/eval-$2-panel$3.json"
+    }
+    for panel in 8 9; do
+        evaluate tui/demo/diffusion-gemma-demo dg $panel
+        evaluate tui/demo/llada2-demo ed2 $panel
+    done
+    for name in dgp dgp2; do
+        "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/$name/model" "$RUNS/$name-8bit" --bits 8
+        cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/$name-8bit/"
+    done
+    for panel in 6 7 8 9 1 2 3 4 5; do evaluate "$RUNS/dgp-8bit" dgp $panel; evaluate "$RUNS/dgp2-8bit" dgp2 $panel; done
+    for panel in 8 9; do
+        "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
+    done
+    OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" -m scripts.demo.ngram_baseline > "$results/ngram-baseline.json"
+    PYTHONPATH=. "$APP_PYTHON" bench/results/demo_twentieth_pass/mash_probe.py "$RUNS/dgp-8bit" 11 150 \
+        > "$results/mash-dgp-seed11.json"
+    cp -r tui/demo/diffusion-gemma-demo "$RUNS/dg-bundled"
+    "$APP_PYTHON" -m scripts.demo.bundle --run "$RUNS/dgp" --dest tui/demo/diffusion-gemma-demo --bits 8 --tasks chat \
+        --n 50 --n-other 8 --command '`scripts/demo/reproduce.sh`, `twentysecond_pass`'
+    # (the model card's training paragraph was then written by hand: the demo's whole history, not this pass alone)
+    "$APP_PYTHON" bench/time_demos.py "$RUNS/dg-bundled" tui/demo/diffusion-gemma-demo > "$results/time-dg-dgp.json"
+}
