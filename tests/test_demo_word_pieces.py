@@ -153,21 +153,29 @@ def test_a_lowercasing_tokenizer_reads_any_case_alike_and_answers_keep_theirs(tm
     assert folded.decode(word_pieces.spell(text, folded)) == text
 
 
-def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tmp_path):
+def grown_from_plain(tmp_path, family):
+    """(plain run, grown run, the grown run's output): a tiny `family` network trained 2 steps, then grown at a
+    learning rate of 0 to THANKS_MERGES, read lower-cased."""
     from tests.test_demo_trainer import train, train_python
 
     if train_python() is None:
         pytest.skip("no PyTorch environment")
-    import engine
-    from safetensors.numpy import load_file
-
     plain = tmp_path / "plain"
-    train(plain, "llada2_moe", "--stop-at", "2", "--workers", "0")
+    train(plain, family, "--stop-at", "2", "--workers", "0")
     grown = tmp_path / "grown"
     grown.mkdir()
     (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES, "lowercase": True}))
-    out = train(grown, "llada2_moe", "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
+    out = train(grown, family, "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
                 "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
+    return plain, grown, out
+
+
+def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tmp_path):
+    from tests.test_demo_trainer import train, train_python
+    import engine
+    from safetensors.numpy import load_file
+
+    plain, grown, out = grown_from_plain(tmp_path, "llada2_moe")
     assert "weights from" in out
     config = json.loads((grown / "model" / "config.json").read_text())
     assert config["vocab_size"] == len(vocabulary("llada2_moe", THANKS_MERGES))
@@ -202,20 +210,10 @@ def test_the_trainer_grows_a_checkpoint_to_word_pieces_and_the_engine_runs_it(tm
 
 
 def test_the_trainer_grows_a_diffusion_gemma_checkpoint_and_the_engine_runs_it(tmp_path):
-    from tests.test_demo_trainer import train, train_python
-
-    if train_python() is None:
-        pytest.skip("no PyTorch environment")
     import engine
     from safetensors.numpy import load_file
 
-    plain = tmp_path / "plain"
-    train(plain, "diffusion_gemma", "--stop-at", "2", "--workers", "0")
-    grown = tmp_path / "grown"
-    grown.mkdir()
-    (grown / word_pieces.RUN_FILE).write_text(json.dumps({"merges": THANKS_MERGES, "lowercase": True}))
-    train(grown, "diffusion_gemma", "--init-from", str(plain / "model"), "--stop-at", "1", "--workers", "0",
-          "--lr", "0", "--min-lr", "0", "--weight-decay", "0")
+    plain, grown, _ = grown_from_plain(tmp_path, "diffusion_gemma")
     config = json.loads((grown / "model" / "config.json").read_text())
     assert config["text_config"]["vocab_size"] == len(vocabulary("diffusion_gemma", THANKS_MERGES))
     name = "model.decoder.embed_tokens.weight"
