@@ -35,8 +35,8 @@ def test_eval_demo_names_the_panel_set_and_refuses_an_unknown_one(capsys):
     from bench.eval_demo import main
 
     with pytest.raises(SystemExit) as refused:
-        main(["--model", "tui/demo/llada2-demo", "--panel", "9"])
-    assert refused.value.code == 2 and "invalid choice: '9'" in capsys.readouterr().err
+        main(["--model", "tui/demo/llada2-demo", "--panel", "0"])
+    assert refused.value.code == 2 and "invalid choice: '0'" in capsys.readouterr().err
 
 
 def test_eval_demo_settings_on_top_of_the_defaults_are_typed_and_checked(capsys):
