@@ -107,8 +107,9 @@ def grow_vocabulary(embeddings: np.ndarray, head: np.ndarray | None, piece_parts
     the mean of its characters' rows, where the network already reads the word; its output row is a copy of
     `quiet_row`'s, a token the model has learnt never to write (a byte no answer holds), so the answers it writes
     do not change. `head` None: the model writes through its input embeddings (tied), and the mean row is the
-    piece's output row too. Its logit is then the mean of its letters' logits, far below the letter the model
-    writes wherever it is sure, and training (which never asks for a piece) lowers it further."""
+    piece's output row too, its logit the mean of its letters'. Training never asks for a piece, so it learns
+    to keep them low. DiffusionGemma's canvas noise is drawn over the whole vocabulary, pieces included, so a
+    grown DiffusionGemma must be trained before it answers again (bench/README.md, "Twenty-second pass")."""
     if head is not None and embeddings.shape != head.shape:
         raise ValueError(f"embeddings {embeddings.shape} and head {head.shape} disagree")
     width = embeddings.shape[1]
