@@ -105,12 +105,11 @@ def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt):
     former defaults' bound of 0.1 nats few positions were kept a step, the rest renoised, and the last step's
     argmax mixed the lines (`You're welcome! I'm oely a tiny…`, `Y'm a tinl DiffusionGemma…`). With 0.5 the
     surest positions of one line are kept and the answer settles on it, whole (bench/README.md, "Twelfth pass")."""
-    think = False
     model = engine.load(str(DEMO_ROOT / "diffusion-gemma-demo"))
     lines = fixed_lines(model.family)
     messages = [{"role": "user", "content": prompt}]
-    now = list(engine.generate(model, messages=messages, think=think))[-1]
-    before = list(engine.generate(model, messages=messages, think=think, settings=FORMER_DG_DEFAULTS))[-1]
+    now = list(engine.generate(model, messages=messages))[-1]
+    before = list(engine.generate(model, messages=messages, settings=FORMER_DG_DEFAULTS))[-1]
     assert now.content.strip() in lines, now.content
     assert before.content.strip() not in lines, before.content
 

@@ -589,6 +589,12 @@ twentieth_pass() {
     "$APP_PYTHON" bench/time_demos.py "$RUNS/lc-bundled" tui/demo/llada2-demo > "$results/time-lc-gb2.json"
 }
 
+# One panel evaluation: MODEL NAME PANEL -> $results/eval-NAME-panelPANEL.json ($results: the calling pass's
+# folder). OPENBLAS_NUM_THREADS=1: one evaluation a core, beside a training run or another evaluation.
+evaluate() {
+    OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" > "$results/eval-$2-panel$3.json"
+}
+
 # Twenty-first pass (issue 26), 2026-12-07: two more outsider panels (6 and 7), LLaDA-2.1 token editing taught to
 # the LLaDA-2 demo (--edit-noise), and a DiffusionGemma fine-tune with more thanks (panel 6 found the bundled demo
 # reading thanks phrased as statements as requests). ed: the bundled LLaDA-2 demo (gb2) with uniform edit noise;
@@ -619,11 +625,6 @@ json.dump(g, open(p, 'w'), indent=2)" "$RUNS/$name-edit/generation_config.json"
     "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dgt/model" "$RUNS/dgt-8bit" --bits 8
     cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dgt-8bit/"
     cp -r tui/demo/llada2-demo "$RUNS/gb2-bundled"
-    # OPENBLAS_NUM_THREADS=1: one evaluation a core, beside a training run or another evaluation.
-    evaluate() {
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" \
-            > "$results/eval-$2-panel$3.json"
-    }
     for panel in 6 7; do evaluate "$RUNS/gb2-bundled" gb2 $panel; evaluate tui/demo/diffusion-gemma-demo dg $panel; done
     for panel in 1 2 3 4 5 6; do evaluate "$RUNS/ed/model" ed-off $panel; evaluate "$RUNS/ed-edit" ed-edit $panel; done
     for panel in 1 2 3 4 5 6 7; do
@@ -657,10 +658,6 @@ twentysecond_pass() {
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/dgp" "${common[@]}" &
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/dgp2" "${common[@]}" --thanks-share 0.35 &
     wait
-    evaluate() {
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" \
-            > "$results/eval-$2-panel$3.json"
-    }
     for panel in 8 9; do
         evaluate tui/demo/diffusion-gemma-demo dg $panel
         evaluate tui/demo/llada2-demo ed2 $panel
@@ -669,7 +666,10 @@ twentysecond_pass() {
         "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/$name/model" "$RUNS/$name-8bit" --bits 8
         cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/$name-8bit/"
     done
-    for panel in 6 7 8 9 1 2 3 4 5; do evaluate "$RUNS/dgp-8bit" dgp $panel; evaluate "$RUNS/dgp2-8bit" dgp2 $panel; done
+    for panel in 6 7 8 9 1 2 3 4 5; do
+        evaluate "$RUNS/dgp-8bit" dgp $panel
+        evaluate "$RUNS/dgp2-8bit" dgp2 $panel
+    done
     for panel in 8 9; do
         "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
     done
