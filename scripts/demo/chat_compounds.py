@@ -9,6 +9,8 @@ string. Pure data and one builder; chat_compose keeps every built phrase off its
 
 from __future__ import annotations
 
+from . import chat_praise
+
 # (leads, cores, tails): a phrase is lead + core + tail, each part optional where it holds "".
 PARTS = {
     "thanks": (
@@ -73,8 +75,10 @@ PRAISE = ("that works", "that helped", "that did it", "works now", "all sorted",
           "that was exactly it", "you've been a huge help", "that answers my question", "you explained it well",
           "great explanation", "now i understand", "makes sense now", "i learned a lot", "so helpful",
           "that's really helpful", "this is so useful", "you made it easy", "that saved me hours", "what a help")
-# Appreciation as the whole message ("That was so helpful."): a share of thanks phrases are praise alone.
+# Appreciation as the whole message ("That was so helpful."): a share of thanks phrases are praise alone, and of
+# the rest a share are built by chat_praise's grammar (praise of the bot, relief, a verdict; no thanks word).
 PRAISE_ALONE = 0.15
+BUILT_PRAISE = 0.3
 
 
 def carrier(intent: str) -> list[str]:
@@ -92,6 +96,8 @@ def build(rng, intent: str, bare: float = 0.0) -> str:
         return rng.choice(carrier(intent))
     if intent == "thanks" and rng.random() < PRAISE_ALONE:
         return " ".join(part for part in (rng.choice(leads), rng.choice(PRAISE)) if part)
+    if intent == "thanks" and rng.random() < BUILT_PRAISE:
+        return chat_praise.praise(rng)
     lead, core, tail = rng.choice(leads), rng.choice(cores), rng.choice(tails)
     words = " ".join(part for part in (lead, core, tail) if part)
     if intent == "greeting" and not words:

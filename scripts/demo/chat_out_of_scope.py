@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import re
 
+from .chat_praise import REMARK_PATTERNS, REMARK_POOLS
+
 OUT_OF_SCOPE = {
     "maths": ("what is {a} times {b}", "what's {a} + {b}", "{a}+{b}=?", "solve x^2 - {a} = 0", "calculate {a} / {b}",
               "is {a} a prime number", "square root of {a}", "{a} * {b}", "what is {a} minus {b}",
@@ -106,6 +108,9 @@ OUT_OF_SCOPE = {
                   "{symbols}", "{emoji}", "{noise} {emoji}", "{emoji} {noise}", "{keys} {held}", "{pairs} {noise}",
                   "{held} {emoji}", "{symbols} {noise}", "{noise} {held}", "{pairs}{digits}", "{emoji} {emoji}",
                   "{held} {symbols}", "{pairs} {pairs}", "{held}?", "{keys} {pairs} {punct}"),
+    # 2026-12-07: remarks about the day and complaints, in thanks' words ("omg", "finally", "you're", "it works"):
+    # outsider panels' "it's raining again. typical." and "my cat just knocked my coffee over lol" read as thanks.
+    "remarks": REMARK_PATTERNS,
 }
 POOLS = {
     "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
@@ -152,6 +157,7 @@ POOLS = {
     "adjective": ("red", "cold", "broken", "heavy", "strange", "loud", "green", "expensive", "tiny", "old",
                   "silly", "weird", "bad"),
     "slang2": ("brb", "lol", "omg", "hmm", "ok", "k", "lmao", "bruh", "meh"),
+    **REMARK_POOLS,
 }
 KEYBOARD = "qwertyuiopasdfghjklzxcvbnm"
 SYMBOLS = "@#$%^&*()_+=[]<>~|/\\-"   # no braces: a filled pattern is formatted after

@@ -1,9 +1,10 @@
-"""The eighth and ninth hand-written panels, kept apart from scripts/demo/panel_prompts.py (the first seven).
+"""The eighth to eleventh hand-written panels, kept apart from scripts/demo/panel_prompts.py (the first seven).
 
-Written on 2026-12-07 by two helpers that never read this repository, with the earlier outsiders' brief and at
-least half of the thanks phrased without a thanks word; the eighth before the DiffusionGemma demo's word-piece
-runs were measured, the ninth while they trained. No training data changed after either. Not guarded from
-training.
+Each written by a helper that never read this repository, with the earlier outsiders' brief and at least half of
+the thanks phrased without a thanks word: the eighth and ninth on 2026-12-07 before and while the DiffusionGemma
+demo's word-piece runs trained, the tenth and eleventh that evening. The twenty-third pass's data
+(scripts/demo/chat_praise.py) was written after the tenth and eleventh found the demos' misses, so since then the
+twelfth and thirteenth (panel_prompts_fresh.py) are the ones that measure it unseen. Not guarded from training.
 """
 
 from __future__ import annotations
@@ -151,5 +152,151 @@ PANEL_9 = {
         "asdfghjkl",
         "jjjjkkk;;lll pp",
         "qwe rty uiop zxcvb",
+    ),
+}
+
+PANEL_10 = {
+    "greeting": (
+        "heyyy 👋",
+        "Good morning!",
+        "HELLO THERE",
+        "how's it going?",
+        "G'day mate",
+        "hiya, you alright?",
+        "yo wassup",
+        "Namaste 🙏",
+        "hi hi",
+        "Evening! Hope you're having a good one.",
+    ),
+    "identity": (
+        "who are you?",
+        "r u a bot or a real person",
+        "What's your name?",
+        "WHO MADE YOU",
+        "Are you an AI?",
+        "what exactly am i talking to rn",
+        "Which company built this chatbot?",
+        "Is this a human replying or a computer program?",
+        "do u have a name or what",
+        "Tell me about yourself - what are you?",
+    ),
+    "capabilities": (
+        "what can you do?",
+        "How do I use this thing?",
+        "WHAT CAN U HELP ME WITH",
+        "what r ur features",
+        "Could you tell me what sort of things you're able to help with, please?",
+        "how does this work lol",
+        "what kind of questions can i ask you",
+        "Any idea what you're actually good for? 🤔",
+        "What are your capabilities?",
+        "Can you give me a list of things you can do for me?",
+    ),
+    "thanks": (
+        "thanks a lot!",
+        "Cheers mate, legend",
+        "thx 🙏",
+        "that worked!! you're a lifesaver",
+        "Brilliant, exactly what I needed.",
+        "omg it works now 😭🙌",
+        "you're awesome",
+        "PERFECT, SORTED. you're a star",
+        "phew, that's a relief. great help",
+        "Good bot. Really helpful.",
+    ),
+    "out_of_scope": (
+        "what's 17 x 23?",
+        "write a python function to reverse a string",
+        "What is the capital of Australia?",
+        "tell me a joke",
+        "How do you say 'where is the train station' in French?",
+        "Give me a recipe for butter chicken pls",
+        "should i quit my job to travel? honestly torn",
+        "Set an alarm for 6am tomorrow.",
+        "book me a cab to the airport",
+        "asdfghjkl",
+        "jfkdls;a qwpeoir",
+        "blorptastic wenzig flom?",
+        "🍕🍕🍕",
+        "my cat just knocked my coffee over lol",
+        "WHO WON THE CRICKET LAST NIGHT",
+        "whats the weather like in Manchester today",
+        "Can you convert 50 quid to rupees?",
+        "explain quantum entanglement like i'm 5",
+        "Recommend a good sci-fi book for a long flight.",
+        "it's raining again. typical.",
+    ),
+}
+
+PANEL_11 = {
+    "greeting": (
+        "heyyy whats up",
+        "Good morning. I hope this message finds you well.",
+        "yo",
+        "HELLO!!!",
+        "hi there, how's your day going?",
+        "hola amigo 👋",
+        "sup bot",
+        "Good evening to you.",
+        "helo, how are you today",
+        "hiii 😊 hows it going",
+    ),
+    "identity": (
+        "who are you",
+        "Are you a real person or a computer program?",
+        "whats ur name",
+        "WHO MADE YOU",
+        "r u a bot or human lol",
+        "May I ask who developed this assistant?",
+        "what exactly are you...",
+        "is this an AI im talking to?",
+        "do you have a name or smth",
+        "Which company build you? Who is behind this?",
+    ),
+    "capabilities": (
+        "what can you do",
+        "How can you help me?",
+        "what kind of stuff can i ask u",
+        "WHAT ARE YOU EVEN GOOD FOR",
+        "Could you please tell me what services you offer?",
+        "what are your features",
+        "ok so what r my options here...",
+        "what questions u can answer?",
+        "give me some ideas of things to ask you",
+        "how do i use you?? like what do u do",
+    ),
+    "thanks": (
+        "omg that worked!!!",
+        "you're a lifesaver",
+        "perfect, exactly what i needed",
+        "Wonderful answer. Very helpful indeed.",
+        "phew, that's a relief 😅",
+        "u r the best bot ever 🙌",
+        "Wow, you're amazing!",
+        "thanks a lot!",
+        "thx m8",
+        "Thank you kindly, that was most helpful.",
+    ),
+    "out_of_scope": (
+        "whats 17 times 23",
+        "How do I reverse a list in Python?",
+        "what is the capital of australia",
+        "tell me a joke",
+        "translate 'good night' into french pls",
+        "How long should I boil an egg for?",
+        "i have a headache, what should i take",
+        "best time to visit japan?",
+        "set an alarm for 7am",
+        "do you think pineapple belongs on pizza",
+        "ugh my boss yelled at me today",
+        "asdfghjkl",
+        "blorptastic fizzwump",
+        "😂😂🔥💀",
+        "WHO WON THE WORLD CUP IN 2018",
+        "Kindly write me a letter of complaint to my landlord.",
+        "my cat just knocked my coffee off the table lmao",
+        "what's the weather like in london tomorrow",
+        "qwqwqwqw zzzz",
+        "can u recommend a good movie for tonight?",
     ),
 }
