@@ -158,3 +158,18 @@ def test_mashing_includes_held_keys_key_pairs_symbols_emoji_and_caps_lock():
     assert len(gibberish) > 30
     assert any(p.isupper() and len(p) >= 3 and p.replace(" ", "").isalpha() for p in gibberish)
     assert any(set(p) & set(chat_out_of_scope.EMOJI) for p in drawn)
+
+
+def test_made_up_words_can_be_said_aloud_and_get_the_about_line():
+    """Panels 12 and 13's `blorptastic zibber flonk` and `flibberwocket znarf` got the thanks line from the LLaDA-2
+    demo: training's gibberish was random letters and keys, nothing that reads like a word of another language."""
+    rng = random.Random(4)
+    words = [chat_out_of_scope.made_up_word(rng) for _ in range(500)]
+    assert all(w.isalpha() and w.islower() and set(w) & set("aeiouy") for w in words)
+    assert len(set(words)) > 400 and sum(len(w) <= 6 for w in words) > 100
+    made_up = {p for kind, p in compose.out_of_scope_patterns("train") if kind == "made_up"}
+    assert len(made_up) >= 8
+    drawn = [compose.example(random.Random(seed), "train", "llada2_moe") for seed in range(4000)]
+    about = chat_answer("identity", "llada2_moe")
+    assert any(e.template in made_up for e in drawn)
+    assert all(e.answer == about for e in drawn if e.template in made_up)

@@ -111,6 +111,12 @@ OUT_OF_SCOPE = {
     # 2026-12-07: remarks about the day and complaints, in thanks' words ("omg", "finally", "you're", "it works"):
     # outsider panels' "it's raining again. typical." and "my cat just knocked my coffee over lol" read as thanks.
     "remarks": REMARK_PATTERNS,
+    # 2026-12-07: made-up words that can be said aloud ("blorptastic zibber flonk", "flibberwocket znarf"): they read
+    # as thanks in a language the demo half knows ("merci", "danke" are thanks), where random letters did not.
+    "made_up": ("{pseudo}", "{pseudo} {pseudo}", "{pseudo} {pseudo} {pseudo}", "{pseudo}?", "{pseudo}!",
+                "{pseudo} {pseudo}?", "{pseudo} {pseudo} {digits}?", "the {pseudo} is {pseudo}",
+                "{pseudo} {pseudo} {pseudo} {pseudo}", "{pseudo}... {pseudo}", "{pseudo} {noise}",
+                "i {pseudo} the {pseudo}", "{pseudo} {pseudo} lol", "{pseudo} {emoji}", "{pseudo}, {pseudo}!"),
 }
 POOLS = {
     "task": ("reverses a string", "sorts a list", "counts words", "reads a file", "checks for palindromes",
@@ -164,6 +170,12 @@ SYMBOLS = "@#$%^&*()_+=[]<>~|/\\-"   # no braces: a filled pattern is formatted 
 # Emoji with no thanks or greeting in them: a bare 🙏, 👍 or ❤️ may well mean thanks.
 EMOJI = "😀😂🤣😅🙃😐😶🤔🤨😴🥱😵🤯🥴👀🔥💀👻🤖🎃🌚🌀🎲🧩🍕🌮🥑🐸🦆🐙🌵⚡💥🎈🪐🛸🔔📎"
 KEYBOARD_ROWS = ("1234567890", "qwertyuiop", "asdfghjkl", "zxcvbnm")
+ONSETS = ("b", "bl", "br", "d", "dr", "f", "fl", "fn", "fr", "g", "gl", "gr", "j", "k", "kl", "m", "n", "p", "pl",
+          "pr", "qu", "s", "sk", "sl", "sn", "sp", "st", "str", "sh", "ch", "th", "t", "tr", "v", "w", "wh", "z", "zb",
+          "zw", "")
+VOWELS = ("a", "e", "i", "o", "u", "oo", "ee", "ai", "ou", "y", "ea", "oi")
+CODAS = ("", "", "", "rp", "zz", "nk", "mp", "b", "g", "sh", "rf", "x", "t", "ck", "ff", "lt", "nd", "p", "m", "n",
+         "rt", "z", "sk", "mble", "ggle", "tastic", "ington", "wump", "ster")
 
 
 def keyboard_walk(rng) -> str:
@@ -186,6 +198,11 @@ def alternating_keys(rng) -> str:
     """Two keys in turn: "kdkdk", "fjfjfjf"."""
     first, second = rng.sample(KEYBOARD, 2)
     return ((first + second) * 20)[:_run_length(rng, 4)]
+
+
+def made_up_word(rng) -> str:
+    """A word that can be said aloud and means nothing: one to three syllables ("zibber", "flonk", "wumpington")."""
+    return "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(rng.choice((1, 1, 2, 2, 2, 3))))
 
 
 def _run_length(rng, shortest: int) -> int:
@@ -213,5 +230,6 @@ def fill(rng, pattern: str) -> str:
     pattern = _each_slot(rng, pattern, "pairs", alternating_keys)
     pattern = _each_slot(rng, pattern, "symbols", _run_of(SYMBOLS, 2, 8))
     pattern = _each_slot(rng, pattern, "emoji", _run_of(EMOJI, 1, 5))
+    pattern = _each_slot(rng, pattern, "pseudo", made_up_word)
     values["punct"] = "".join(rng.choice("?!.,;:*#") for _ in range(rng.randint(1, 5)))
     return pattern.format(**values)

@@ -682,3 +682,36 @@ twentysecond_pass() {
     # (the model card's training paragraph was then written by hand: the demo's whole history, not this pass alone)
     "$APP_PYTHON" bench/time_demos.py "$RUNS/dg-bundled" tui/demo/diffusion-gemma-demo > "$results/time-dg-dgp.json"
 }
+
+# Twenty-third pass (issue 26), 2026-12-07: four more outsider panels (10-13, scripts/demo/panel_prompts_late.py and
+# panel_prompts_fresh.py) and thanks without a thanks word built by a grammar, with everyday remarks in the same
+# words as out-of-scope (scripts/demo/chat_praise.py, written after panels 10 and 11 found the misses; 12 and 13
+# were written after it). ln: the bundled LLaDA-2 demo, dn: the bundled DiffusionGemma demo, both on the new data
+# with thanks at 33 % of the composed turns, one core each at once, stopped by their clocks.
+twentythird_pass() {
+    local results=bench/results/demo_twentythird_pass name panel
+    local common=(--min-lr 1e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0 --eval-every 0
+                  --log-every 10 --checkpoint-every 100 --warmup 30 --lr 1e-4 --steps 3000 --thanks-share 0.33
+                  --threads 1 --time-limit 3900)
+    for panel in 10 11 12 13; do   # the bundled demos, before the new data
+        evaluate tui/demo/llada2-demo ed2 $panel
+        evaluate tui/demo/diffusion-gemma-demo dgp $panel
+    done
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/ln" \
+        --init-from tui/demo/llada2-demo --size deep "${common[@]}" --fully-noised 0.4 --decision-weight 4 \
+        --edit-noise 0.15 &
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/dn" \
+        --init-from tui/demo/diffusion-gemma-demo "${common[@]}" --think-probability 0.4 &
+    wait
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dn/model" "$RUNS/dn-8bit" --bits 8
+    cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dn-8bit/"
+    rm -rf "$RUNS/ln-edit" && cp -r "$RUNS/ln/model" "$RUNS/ln-edit"
+    cp tui/demo/llada2-demo/generation_config.json "$RUNS/ln-edit/"   # editing_threshold 0.9, as the demo's
+    for panel in 12 13 10 11 1 2 3 4 5 6 7 8 9; do
+        evaluate "$RUNS/ln-edit" ln $panel
+        evaluate "$RUNS/dn-8bit" dn $panel
+    done
+    for panel in 10 11 12 13; do
+        "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
+    done
+}
