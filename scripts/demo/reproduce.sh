@@ -686,31 +686,36 @@ twentysecond_pass() {
 # Twenty-third pass (issue 26), 2026-12-07: four more outsider panels (10-13, scripts/demo/panel_prompts_late.py and
 # panel_prompts_fresh.py) and thanks without a thanks word built by a grammar, with everyday remarks in the same
 # words as out-of-scope (scripts/demo/chat_praise.py, written after panels 10 and 11 found the misses; 12 and 13
-# were written after it). ln: the bundled LLaDA-2 demo, dn: the bundled DiffusionGemma demo, both on the new data
-# with thanks at 33 % of the composed turns, one core each at once, stopped by their clocks.
+# were written after it). ln: the bundled LLaDA-2 demo, dn: the bundled DiffusionGemma demo, both on that data with
+# thanks at 33 % of the composed turns, one core each at once, stopped by their clocks. ln2: ln on, with made-up
+# words as out-of-scope too (chat_out_of_scope "made_up", after ln's misses on panels 12 and 13), 35 minutes.
 twentythird_pass() {
     local results=bench/results/demo_twentythird_pass name panel
     local common=(--min-lr 1e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0 --eval-every 0
-                  --log-every 10 --checkpoint-every 100 --warmup 30 --lr 1e-4 --steps 3000 --thanks-share 0.33
-                  --threads 1 --time-limit 3900)
+                  --log-every 10 --checkpoint-every 100 --steps 3000 --thanks-share 0.33 --threads 1)
+    local llada=(--family llada2_moe --size deep --fully-noised 0.4 --decision-weight 4 --edit-noise 0.15)
     for panel in 10 11 12 13; do   # the bundled demos, before the new data
         evaluate tui/demo/llada2-demo ed2 $panel
         evaluate tui/demo/diffusion-gemma-demo dgp $panel
     done
-    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family llada2_moe --out "$RUNS/ln" \
-        --init-from tui/demo/llada2-demo --size deep "${common[@]}" --fully-noised 0.4 --decision-weight 4 \
-        --edit-noise 0.15 &
+    git checkout 34cf7df~1 -- scripts/demo/chat_out_of_scope.py   # ln and dn: the data before the made-up words
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/ln" --init-from tui/demo/llada2-demo "${llada[@]}" \
+        "${common[@]}" --warmup 30 --lr 1e-4 --time-limit 3900 &
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/dn" \
-        --init-from tui/demo/diffusion-gemma-demo "${common[@]}" --think-probability 0.4 &
+        --init-from tui/demo/diffusion-gemma-demo "${common[@]}" --warmup 30 --lr 1e-4 --time-limit 3900 \
+        --think-probability 0.4 &
     wait
+    git checkout HEAD -- scripts/demo/chat_out_of_scope.py
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/ln2" --init-from "$RUNS/ln/model" "${llada[@]}" \
+        "${common[@]}" --warmup 20 --lr 5e-5 --time-limit 2100 &
     "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dn/model" "$RUNS/dn-8bit" --bits 8
     cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dn-8bit/"
-    rm -rf "$RUNS/ln-edit" && cp -r "$RUNS/ln/model" "$RUNS/ln-edit"
-    cp tui/demo/llada2-demo/generation_config.json "$RUNS/ln-edit/"   # editing_threshold 0.9, as the demo's
     for panel in 12 13 10 11 1 2 3 4 5 6 7 8 9; do
-        evaluate "$RUNS/ln-edit" ln $panel
+        evaluate "$RUNS/ln/model" ln $panel
         evaluate "$RUNS/dn-8bit" dn $panel
     done
+    wait
+    for panel in 12 13 10 11 1 2 3 4 5 6 7 8 9; do evaluate "$RUNS/ln2/model" ln2 $panel; done
     for panel in 10 11 12 13; do
         "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
     done
