@@ -30,7 +30,10 @@ TORN = (("merci beaucoup", False), ("much obliged", True), ("qwe rty uio", False
         ("thx a ton 🙏", True),
         # The demo bundled on 2026-12-07 (word pieces) tears over these instead (tests/test_demo_denoising.py).
         ("remind me to call mum at 5pm", False), ("wow this was super helpful. I'm impressed", False),
-        ("asdfghjkl qwerty zxcv", False))
+        ("asdfghjkl qwerty zxcv", False),
+        # The demo bundled in the twenty-third pass: the former defaults garble these at seed 0 (the first) or 3
+        # (the second), its own defaults the second at seed 1.
+        ("Give me a recipe for butter chicken pls", False), ("blorptastic fizzwump", False))
 # Garbled thoughts over the three panels' grids at the twelfth pass's defaults (bench/results/demo_twelfth_pass).
 TORN_THOUGHTS = tuple((prompt, True) for prompt in (
     "summarise this article for me", "much obliged", "qwe rty uio", "Translate 'good night' into French.",

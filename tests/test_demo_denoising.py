@@ -66,7 +66,7 @@ def test_the_panel_defaults_follow_the_generation_config(name):
         assert defaults["max_transfer_per_step"] == generation["max_transfer_per_step"]
 
 
-@pytest.mark.parametrize("prompt", ["Recommend a good book.", "tldr of the french revolution pls"])
+@pytest.mark.parametrize("prompt", ["Translate 'thank you' into Spanish.", "tldr of the french revolution pls"])
 def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt):
     """The demo is unsure between its two lines at the first answer block of these prompts (no position above the
     0.9 threshold). Committed together, as the uncapped 4-a-step schedule did, unsure positions mixed the lines
@@ -76,7 +76,8 @@ def test_llada2_demo_resolves_a_few_unsure_answer_positions_one_at_a_time(prompt
     prompts in word pieces: "Nineteenth pass"; the nineteenth's, "explain quantum computing in one sentence" and
     "tell me about yourself, what kind of assistant are you", once it had trained on more mashing: "Twentieth
     pass"; the twentieth's, "fix my sql pls: SELEC * FROM users" and "So knock knock 😁", once it learnt to edit:
-    "Twenty-first pass". These are the first panel's one and the fourth's.)"""
+    "Twenty-first pass"; the first panel's "Recommend a good book.", once it trained on built praise and got it wrong:
+    "Twenty-third pass". These are the second panel's one and the fourth's.)"""
     model = engine.load(str(DEMO_ROOT / "llada2-demo"))
     first_block = []
     for event in engine.generate(model, messages=[{"role": "user", "content": prompt}]):
@@ -98,10 +99,11 @@ def test_only_full_blocks_are_held_to_three_steps():
 FORMER_DG_DEFAULTS = engine.Settings(max_denoising_steps=6, t_min=0.16, entropy_bound=0.1)
 
 
-@pytest.mark.parametrize("prompt", ["remind me to call mum at 5pm", "wow this was super helpful. I'm impressed"])
+@pytest.mark.parametrize("prompt", ["Give me a recipe for butter chicken pls", "blorptastic fizzwump"])
 def test_diffusion_gemma_demo_settles_an_answer_block_it_is_torn_over(prompt):
-    """The demo is torn between its two lines over these (the sixth and ninth panels'; of the nine panels' 540
-    prompts, the only two whose answer the former defaults garble, thinking off; none with it on). Under the
+    """The demo is torn between its two lines over these (the tenth and eleventh panels': the first two found of the
+    thirteen panels' prompts whose answer the former defaults garble, thinking off; the demo bundled before the
+    twenty-third pass tore over the sixth's `remind me to call mum at 5pm` and the ninth's instead). Under the
     former defaults' bound of 0.1 nats few positions were kept a step, the rest renoised, and the last step's
     argmax mixed the lines (`You're welcome! I'm oely a tiny…`, `Y'm a tinl DiffusionGemma…`). With 0.5 the
     surest positions of one line are kept and the answer settles on it, whole (bench/README.md, "Twelfth pass")."""

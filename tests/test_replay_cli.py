@@ -185,15 +185,16 @@ def test_replay_a_conversation_from_the_store(capsys, tmp_path, recording, monke
 
 def test_the_bundled_llada2_demo_edits_a_slip_and_replay_counts_one_edit(tmp_path, capsys):
     """The LLaDA-2 demo edits as LLaDA-2.1 does (its generation_config's editing_threshold): with editing off it
-    answers this prompt "I'm a tiey LLaDA-2 demo model...", with editing on one position is re-written to "tiny"
-    (bench/README.md, "Twenty-first pass"). The replay and the status bar said "1 edits"."""
+    answers this prompt "You're welcome! I'm enly a tiny LLaDA-2 demo model.", with editing on one position is
+    re-written to "only" (bench/README.md, "Twenty-first pass"; the demo bundled before the twenty-third pass slipped
+    on "book me a table for 2 at an italian place tonight" instead). The replay and the status bar said "1 edits"."""
     path = tmp_path / "edit.traj"
-    prompt = "book me a table for 2 at an italian place tonight"
+    prompt = "merci beaucoup"
     code, out, _ = cli(capsys, "generate", "--model", str(DEMO_ROOT / "llada2-demo"), "--prompt", prompt,
                        "--record", str(path))
-    assert code == 0 and out.startswith("I'm a tiny LLaDA-2 demo model")
+    assert code == 0 and out.startswith("You're welcome! I'm only a tiny LLaDA-2 demo model")
     code, off, _ = cli(capsys, "generate", "--model", str(DEMO_ROOT / "llada2-demo"), "--prompt", prompt,
                        "--no-token-editing")
-    assert code == 0 and off.startswith("I'm a tiey LLaDA-2")
+    assert code == 0 and off.startswith("You're welcome! I'm enly a tiny LLaDA-2")
     code, out, _ = cli(capsys, "replay", str(path), "--blocks")
     assert code == 0 and ", 1 edit: " in out and "1 edits" not in out
