@@ -202,7 +202,8 @@ def alternating_keys(rng) -> str:
 
 def made_up_word(rng) -> str:
     """A word that can be said aloud and means nothing: one to three syllables ("zibber", "flonk", "wumpington")."""
-    return "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(rng.choice((1, 1, 2, 2, 2, 3))))
+    syllables = rng.choice((1, 1, 2, 2, 2, 3))
+    return "".join(rng.choice(ONSETS) + rng.choice(VOWELS) + rng.choice(CODAS) for _ in range(syllables))
 
 
 def _run_length(rng, shortest: int) -> int:

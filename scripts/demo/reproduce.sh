@@ -690,7 +690,7 @@ twentysecond_pass() {
 # thanks at 33 % of the composed turns, one core each at once, stopped by their clocks. ln2: ln on, with made-up
 # words as out-of-scope too (chat_out_of_scope "made_up", after ln's misses on panels 12 and 13), 35 minutes.
 twentythird_pass() {
-    local results=bench/results/demo_twentythird_pass name panel
+    local results=bench/results/demo_twentythird_pass panel
     local common=(--min-lr 1e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0 --eval-every 0
                   --log-every 10 --checkpoint-every 100 --steps 3000 --thanks-share 0.33 --threads 1)
     local llada=(--family llada2_moe --size deep --fully-noised 0.4 --decision-weight 4 --edit-noise 0.15)
