@@ -94,7 +94,7 @@ def main(argv=None) -> int:
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--tasks", nargs="*", default=list(TASKS), choices=TASKS)
     parser.add_argument("--panel", nargs="?", const="1", choices=tuple(PANELS), metavar="SET",
-                        help="a hand-written panel instead of the curriculum: 1 (default) to 13 "
+                        help="a hand-written panel instead of the curriculum: 1 (default) to 15 "
                         "(scripts/demo/panel_prompts.py)")
     parser.add_argument("--grid", action="store_true", help="with --panel: temperatures x seeds x thinking too")
     parser.add_argument("--composed", type=int, default=0, metavar="N", help="with --panel: N prompts per intent "

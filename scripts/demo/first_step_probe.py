@@ -178,7 +178,7 @@ def main(argv=None) -> int:
     parser.add_argument("--split", choices=("train", "heldout"), default="train",
                         help="whose composed templates the prompts come from (default: train)")
     parser.add_argument("--panel", nargs="?", const="1", choices=tuple(PANELS), metavar="SET",
-                        help="a hand-written panel instead of composed prompts: 1 (default) to 13")
+                        help="a hand-written panel instead of composed prompts: 1 (default) to 15")
     parser.add_argument("--parts", action="store_true", help="each intent's own words alone (a greeting's "
                         "leads, another intent's cores: chat_compounds.PARTS) instead of composed prompts")
     parser.add_argument("--closer", metavar="TEXT", help="take each prompt's closer (trailing spaces, '!', emoji) "

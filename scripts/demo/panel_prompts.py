@@ -9,7 +9,7 @@ scripts/demo/panel_overlap.py reports. bench/eval_demo.py --panel measures the d
 
 from __future__ import annotations
 
-from .panel_prompts_fresh import PANEL_12, PANEL_13
+from .panel_prompts_fresh import PANEL_12, PANEL_13, PANEL_14, PANEL_15
 from .panel_prompts_late import PANEL_8, PANEL_9, PANEL_10, PANEL_11
 
 PANEL = {
@@ -369,4 +369,5 @@ PANEL_7 = {
 }
 
 PANELS = {"1": PANEL, "2": PANEL_2, "3": PANEL_3, "4": PANEL_4, "5": PANEL_5, "6": PANEL_6, "7": PANEL_7,
-          "8": PANEL_8, "9": PANEL_9, "10": PANEL_10, "11": PANEL_11, "12": PANEL_12, "13": PANEL_13}
+          "8": PANEL_8, "9": PANEL_9, "10": PANEL_10, "11": PANEL_11, "12": PANEL_12, "13": PANEL_13,
+          "14": PANEL_14, "15": PANEL_15}
