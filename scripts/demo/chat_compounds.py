@@ -27,7 +27,13 @@ PARTS = {
          "you're a legend", "legend", "you're the best", "you're awesome", "you rock", "you saved me",
          "you saved my day", "nice one", "good job", "well done", "great work", "merci", "gracias", "danke",
          "grazie", "thanks a million", "thank you thank you", "thanks thanks", "i'm thankful", "much obliged",
-         "you're so kind", "how kind", "bless", "sending thanks"),
+         "you're so kind", "how kind", "bless", "sending thanks",
+         # 2026-12-07: thanks in other languages beyond the one word: with thinking on the DiffusionGemma demo read
+         # "merci beaucoup" as a greeting on three outsider panels (4, 14, 15).
+         "merci beaucoup", "merci bien", "mille mercis", "muchas gracias", "mil gracias", "gracias amigo",
+         "danke schön", "danke schon", "vielen dank", "grazie mille", "obrigado", "obrigada", "arigato",
+         "arigatou", "domo arigato", "dankjewel", "dank je", "tack så mycket", "takk", "kiitos", "spasibo",
+         "shukran", "asante", "salamat", "terima kasih", "dhanyavaad", "shukriya", "mahalo", "xie xie"),
         ("", "", "", "for the help", "a lot", "so much", "a ton", "for that", "again", "very much",
          "for your help", "for the answer", "mate", "dude", "man", "buddy", "my friend", "bot", "a bunch",
          "loads", "tons", "big time", "heaps", "a million", "from me", "for real", "so so much",
