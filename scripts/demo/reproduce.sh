@@ -720,3 +720,31 @@ twentythird_pass() {
         "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
     done
 }
+
+# Twenty-fourth pass (issue 26), 2026-12-07: the grids of temperatures and seeds for the demos bundled in the
+# twenty-third pass, two more outsider panels (14, 15) written after those demos were trained, and a DiffusionGemma
+# fine-tune (dn2) with thanks in other languages beyond the one word (chat_compounds: "merci beaucoup" read as small
+# talk with thinking on, panels 4, 14 and 15). dn and ln2 are the bundled demos of the twenty-third pass.
+twentyfourth_pass() {
+    local results=bench/results/demo_twentyfourth_pass panel
+    for panel in 12 13 1; do
+        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel $panel --grid \
+            > "$results/eval-ln2-panel$panel-grid.json"
+    done
+    for panel in 12 13; do
+        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel $panel \
+            --grid > "$results/eval-dn-panel$panel-grid.json"
+    done
+    for panel in 14 15; do
+        evaluate tui/demo/llada2-demo ln2 $panel
+        evaluate tui/demo/diffusion-gemma-demo dn $panel
+        "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
+    done
+    nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --family diffusion_gemma --out "$RUNS/dn2" \
+        --init-from "$RUNS/dn/model" --min-lr 1e-5 --focus chat --composed-chat 0.8 --token-budget 4096 --workers 0 \
+        --eval-every 0 --log-every 10 --checkpoint-every 100 --steps 3000 --thanks-share 0.33 --threads 1 \
+        --warmup 20 --lr 5e-5 --time-limit 2700 --think-probability 0.5
+    "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dn2/model" "$RUNS/dn2-8bit" --bits 8
+    cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dn2-8bit/"
+    for panel in 14 15 4 12 13 10 11 1 2 3 5 6 7 8 9; do evaluate "$RUNS/dn2-8bit" dn2 $panel; done
+}
