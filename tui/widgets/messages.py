@@ -153,7 +153,8 @@ class AssistantMessage(Vertical, can_focus=True):
         yield filled
         yield DenoisingCanvas(id="canvas")
         yield BlockSteps(self._blocks, self._edits, id="block-steps")
-        note = Static(self._note or _status_note(self.status), markup=False, id="note")
+        note = Static(self._note or status_note(self.status, self.content, self.reasoning), markup=False,
+                      id="note")
         note.display = bool(note.content)
         yield note
 
@@ -231,7 +232,7 @@ class AssistantMessage(Vertical, can_focus=True):
         self.place = place or self.place
         self.status = status
         self.thinking.collapsed = bool(self.content) or not self.reasoning
-        self._show_note(note or _status_note(status))
+        self._show_note(note or status_note(status, self.content, self.reasoning))
         self.query_one(".role", Static).update(self._role_text())
 
     async def show_revision(self, message: Message, place: Place) -> None:
@@ -254,7 +255,7 @@ class AssistantMessage(Vertical, can_focus=True):
         self.thinking.collapsed = bool(content)
         await self.query_one("#reasoning", Markdown).update(flowing(reasoning))
         await self.query_one("#answer", Markdown).update(flowing(content))
-        self._show_note(note or _status_note(status))
+        self._show_note(note or status_note(status, content, reasoning))
 
     def _show_text_view(self) -> None:
         """Markdown for an ordinary answer, plain text with highlights for a template's; neither in revise mode."""
@@ -377,7 +378,11 @@ def _spans(spans: Sequence[Sequence[int]] | None) -> tuple[tuple[int, int], ...]
     return None if spans is None else tuple((int(a), int(b)) for a, b in spans)
 
 
-def _status_note(status: str) -> str:
+def status_note(status: str, content: str = "", reasoning: str = "") -> str:
+    """The line under a finished answer, if any."""
     if status == "cancelled":
         return "⏹ cancelled: the blocks committed before Esc are kept"
+    if status == "complete" and reasoning and not content:
+        # The model never closed its thinking (or ran out of tokens inside it): the answer would look blank.
+        return "⚠ no answer: the model stopped while still thinking"
     return ""
