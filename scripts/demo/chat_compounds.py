@@ -28,8 +28,8 @@ PARTS = {
          "you saved my day", "nice one", "good job", "well done", "great work", "merci", "gracias", "danke",
          "grazie", "thanks a million", "thank you thank you", "thanks thanks", "i'm thankful", "much obliged",
          "you're so kind", "how kind", "bless", "sending thanks",
-         # 2026-12-07: thanks in other languages beyond the one word: with thinking on the DiffusionGemma demo read
-         # "merci beaucoup" as a greeting on three outsider panels (4, 14, 15).
+         # 2026-12-07: thanks in other languages beyond the one word: with thinking on the DiffusionGemma demo gave
+         # "merci beaucoup" the about line on three outsider panels (4, 14, 15).
          "merci beaucoup", "merci bien", "mille mercis", "muchas gracias", "mil gracias", "gracias amigo",
          "danke schön", "danke schon", "vielen dank", "grazie mille", "obrigado", "obrigada", "arigato",
          "arigatou", "domo arigato", "dankjewel", "dank je", "tack så mycket", "takk", "kiitos", "spasibo",

@@ -723,8 +723,8 @@ twentythird_pass() {
 
 # Twenty-fourth pass (issue 26), 2026-12-07: the grids of temperatures and seeds for the demos bundled in the
 # twenty-third pass, two more outsider panels (14, 15) written after those demos were trained, and a DiffusionGemma
-# fine-tune (dn2) with thanks in other languages beyond the one word (chat_compounds: "merci beaucoup" read as small
-# talk with thinking on, panels 4, 14 and 15). dn and ln2 are the bundled demos of the twenty-third pass.
+# fine-tune (dn2) with thanks in other languages beyond the one word (chat_compounds: "merci beaucoup" got the
+# about line with thinking on, panels 4, 14 and 15). dn and ln2 are the bundled demos of the twenty-third pass.
 twentyfourth_pass() {
     local results=bench/results/demo_twentyfourth_pass panel
     for panel in 12 13 1; do
