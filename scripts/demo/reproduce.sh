@@ -747,4 +747,10 @@ twentyfourth_pass() {
     "$APP_PYTHON" -m scripts.demo.quantize "$RUNS/dn2/model" "$RUNS/dn2-8bit" --bits 8
     cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dn2-8bit/"
     for panel in 14 15 4 12 13 10 11 1 2 3 5 6 7 8 9; do evaluate "$RUNS/dn2-8bit" dn2 $panel; done
+    for panel in 14 15; do   # the bundled demos' grids on the unseen panels, last
+        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel $panel \
+            --grid > "$results/eval-dn-panel$panel-grid.json"
+        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel $panel --grid \
+            > "$results/eval-ln2-panel$panel-grid.json"
+    done
 }
