@@ -595,6 +595,12 @@ evaluate() {
     OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" > "$results/eval-$2-panel$3.json"
 }
 
+# The same over the grid of temperatures x seeds (x thinking): -> $results/eval-NAME-panelPANEL-grid.json.
+evaluate_grid() {
+    OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" --grid \
+        > "$results/eval-$2-panel$3-grid.json"
+}
+
 # Twenty-first pass (issue 26), 2026-12-07: two more outsider panels (6 and 7), LLaDA-2.1 token editing taught to
 # the LLaDA-2 demo (--edit-noise), and a DiffusionGemma fine-tune with more thanks (panel 6 found the bundled demo
 # reading thanks phrased as statements as requests). ed: the bundled LLaDA-2 demo (gb2) with uniform edit noise;
@@ -698,6 +704,7 @@ twentythird_pass() {
         evaluate tui/demo/llada2-demo ed2 $panel
         evaluate tui/demo/diffusion-gemma-demo dgp $panel
     done
+    git checkout 02e0093~1 -- scripts/demo/chat_compounds.py   # all three: the thanks before the twenty-fourth pass's
     git checkout 34cf7df~1 -- scripts/demo/chat_out_of_scope.py   # ln and dn: the data before the made-up words
     nice -n 19 "$TRAIN_PYTHON" -m scripts.demo.train --out "$RUNS/ln" --init-from tui/demo/llada2-demo "${llada[@]}" \
         "${common[@]}" --warmup 30 --lr 1e-4 --time-limit 3900 &
@@ -715,6 +722,7 @@ twentythird_pass() {
         evaluate "$RUNS/dn-8bit" dn $panel
     done
     wait
+    git checkout HEAD -- scripts/demo/chat_compounds.py
     for panel in 12 13 10 11 1 2 3 4 5 6 7 8 9; do evaluate "$RUNS/ln2/model" ln2 $panel; done
     for panel in 10 11 12 13; do
         "$APP_PYTHON" -m scripts.demo.panel_overlap --panel $panel > "$results/overlap-panel$panel.json"
@@ -727,14 +735,8 @@ twentythird_pass() {
 # about line with thinking on, panels 4, 14 and 15). dn and ln2 are the bundled demos of the twenty-third pass.
 twentyfourth_pass() {
     local results=bench/results/demo_twentyfourth_pass panel
-    for panel in 12 13 1; do
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel $panel --grid \
-            > "$results/eval-ln2-panel$panel-grid.json"
-    done
-    for panel in 12 13; do
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel $panel \
-            --grid > "$results/eval-dn-panel$panel-grid.json"
-    done
+    for panel in 12 13 1; do evaluate_grid tui/demo/llada2-demo ln2 $panel; done
+    for panel in 12 13; do evaluate_grid tui/demo/diffusion-gemma-demo dn $panel; done
     for panel in 14 15; do
         evaluate tui/demo/llada2-demo ln2 $panel
         evaluate tui/demo/diffusion-gemma-demo dn $panel
@@ -748,9 +750,7 @@ twentyfourth_pass() {
     cp tui/demo/diffusion-gemma-demo/generation_config.json "$RUNS/dn2-8bit/"
     for panel in 14 15 4 12 13 10 11 1 2 3 5 6 7 8 9; do evaluate "$RUNS/dn2-8bit" dn2 $panel; done
     for panel in 14 15; do   # the bundled demos' grids on the unseen panels, last
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/diffusion-gemma-demo --panel $panel \
-            --grid > "$results/eval-dn-panel$panel-grid.json"
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model tui/demo/llada2-demo --panel $panel --grid \
-            > "$results/eval-ln2-panel$panel-grid.json"
+        evaluate_grid tui/demo/diffusion-gemma-demo dn $panel
+        evaluate_grid tui/demo/llada2-demo ln2 $panel
     done
 }
