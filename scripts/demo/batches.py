@@ -5,7 +5,8 @@ as each family's block-diffusion training needs them, and noised with each famil
   last one filled with `<pad>`, which the official sampler writes after the end of a reply); each canvas
   gets a noise level t and every position is replaced by a uniformly random id (any id of the vocabulary,
   as the sampler draws them) with probability t. The encoder reads the clean sequence causally; the decoder
-  denoises all canvases at once, each against the clean prefix before it (scripts/demo/torch_dg.py).
+  denoises all canvases at once, each against the clean prefix before it (scripts/demo/torch_dg.py), or
+  against one with slips in its canvases (`prefix_noise`, train.py --prefix-noise: see `dg_batch`).
 * LLaDA-2 (masked block diffusion): prompt + answer + `<|endoftext|>`, filled with `<|endoftext|>` to a whole
   block (blocks count from position 0, so the prompt's tail shares the first answer block, as in the official
   generate); in each block every answer position is replaced by `<|mask|>` with probability t.
@@ -101,6 +102,7 @@ class DGBatch:
     prompt_lengths: list[int]
     blocks: list[int]
     tokens: int                  # canvas positions in the loss
+    context: torch.Tensor | None = None  # [B, T] what the encoder reads, when not `clean` (prefix noise)
 
 
 FULLY_NOISED = 0.2   # the default share of canvases / blocks noised whole
@@ -112,8 +114,21 @@ def noise_levels(shape: tuple[int, int], fully_noised: float, generator: torch.G
     return torch.where(torch.rand(shape, generator=generator) < fully_noised, torch.ones_like(levels), levels)
 
 
+def slips(clean: torch.Tensor, generator: torch.Generator, vocab: int) -> torch.Tensor:
+    """A wrong id for every position: half of them repeat a neighbour's token (the samplers' own slips are mostly
+    such stutters, "am..For", "ctrl++l", "rral", which a uniformly random id hardly ever looks like), half any id."""
+    wrong = torch.randint(0, vocab, clean.shape, generator=generator)
+    kind = torch.rand(clean.shape, generator=generator)
+    return torch.where(kind < 0.25, clean.roll(1, dims=1), torch.where(kind < 0.5, clean.roll(-1, dims=1), wrong))
+
+
 def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator: torch.Generator,
-             fully_noised: float = FULLY_NOISED) -> DGBatch:
+             fully_noised: float = FULLY_NOISED, prefix_noise: float = 0.0) -> DGBatch:
+    """`prefix_noise` > 0: the encoder reads the answer's canvases with a share of their positions given a wrong
+    id (`slips`; the share per row drawn from U(0, 2 x prefix_noise)), while every canvas still learns its clean
+    text. The sampler commits a canvas as it stands, so at temperature 0.5-1 a later canvas is written after a
+    misspelt one (`I will r il the user weaI`); trained on clean prefixes only, it then lost the thought's end
+    and wrote the answer into the thought."""
     blocks = [-(-len(e.answer) // canvas) for e in group]
     prompts = [len(e.prompt) for e in group]
     length = max(p + b * canvas for p, b in zip(prompts, blocks))
@@ -136,7 +151,12 @@ def dg_batch(group: list[Encoded], canvas: int, vocab: int, pad: int, generator:
         replace = canvas_at & (draw < level)
         return torch.where(replace, torch.randint(0, vocab, clean.shape, generator=generator), clean)
 
-    return DGBatch(clean, renoised(t), renoised(t_noisier), prompts, blocks, int(canvas_at.sum()))
+    noisy, noisier, context = renoised(t), renoised(t_noisier), None
+    if prefix_noise > 0:   # drawn last, so the other draws stay what they are without it
+        share = 2 * prefix_noise * torch.rand((len(group), 1), generator=generator)
+        slipped = canvas_at & (torch.rand(clean.shape, generator=generator) < share)
+        context = torch.where(slipped, slips(clean, generator, vocab), clean)
+    return DGBatch(clean, noisy, noisier, prompts, blocks, int(canvas_at.sum()), context)
 
 
 # ---- LLaDA-2 --------------------------------------------------------------------------------------------------
@@ -226,11 +246,7 @@ def llada_batch(group: list[Encoded], block: int, eos: int, mask: int, generator
     in_loss = masked
     if edit_noise > 0:   # drawn last, so the other draws stay what they are without it
         swapped = answer_at & ~masked & (torch.rand(t.shape, generator=generator) < edit_noise)
-        wrong = torch.randint(0, vocab, clean.shape, generator=generator)
-        # Half of the wrong ids repeat a neighbour's token: the sampler's own slips are mostly such stutters
-        # ("am..For", "ctrl++l", "rral"), which a uniformly random id hardly ever looks like.
-        kind = torch.rand(t.shape, generator=generator)
-        wrong = torch.where(kind < 0.25, clean.roll(1, dims=1), torch.where(kind < 0.5, clean.roll(-1, dims=1), wrong))
+        wrong = slips(clean, generator, vocab)
         noisy = torch.where(swapped & (wrong != mask), wrong, noisy)
         in_loss = answer_at
     return LLaDABatch(clean, context, noisy, masked, in_loss, lengths, [len(e.prompt) for e in group])

@@ -43,6 +43,7 @@ class FeedSpec:
     intent_labels: float = 0.0
     bare_share: float = 0.0
     edit_noise: float = 0.0       # LLaDA-2 only
+    prefix_noise: float = 0.0     # DiffusionGemma only
 
 
 @dataclass
@@ -70,7 +71,8 @@ def make_chunk(spec: FeedSpec, index: int) -> list[Prepared]:
                                         spec.bare_share)
     if spec.family == "diffusion_gemma":
         groups = batches.by_budget(examples, lambda e: batches.dg_length(e, spec.canvas), spec.token_budget, rng)
-        made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator, spec.fully_noised)
+        made = [batches.dg_batch(g, spec.canvas, spec.vocab, spec.ids["pad"], generator, spec.fully_noised,
+                                  spec.prefix_noise)
                 for g in groups]
     else:
         groups = batches.by_budget(examples, lambda e: batches.llada_length(e, spec.canvas), spec.token_budget, rng)
