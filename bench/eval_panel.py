@@ -104,10 +104,15 @@ def run_configuration(model, settings: engine.Settings, think: bool, panel: dict
     return row
 
 
-def configurations(family: str, grid: bool, base: dict | None = None) -> list[tuple[engine.Settings, bool]]:
-    """The defaults (with `base`'s settings on top, e.g. a former default to compare with), then the grid."""
+THINKING = {"both": (False, True), "off": (False,), "on": (True,)}
+
+
+def configurations(family: str, grid: bool, base: dict | None = None,
+                   thinking: str = "both") -> list[tuple[engine.Settings, bool]]:
+    """The defaults (with `base`'s settings on top, e.g. a former default to compare with), then the grid;
+    `thinking` (DiffusionGemma: both, on or off) picks which of thinking on and off are run."""
     base = base or {}
-    thinking = (False, True) if family == "diffusion_gemma" else (False,)
+    thinking = THINKING[thinking] if family == "diffusion_gemma" else (False,)
     configs = [(engine.Settings.from_dict(base), think) for think in thinking]
     if grid:
         configs += [(engine.Settings.from_dict(base | {"temp": temp, "seed": seed}), think) for think in thinking
@@ -123,9 +128,10 @@ def composed_panel(n: int, seed: int) -> dict[str, tuple[str, ...]]:
     return chat_compose.composed_prompts(n, seed, "heldout")
 
 
-def evaluate_panel(model, grid: bool = False, panel: dict | None = None, base: dict | None = None) -> dict:
+def evaluate_panel(model, grid: bool = False, panel: dict | None = None, base: dict | None = None,
+                   thinking: str = "both") -> dict:
     rows = [run_configuration(model, settings, think, panel)
-            for settings, think in configurations(model.family, grid, base)]
+            for settings, think in configurations(model.family, grid, base, thinking)]
     return {"configurations": rows, "garbled_total": sum(r["garbled"] for r in rows),
             "steps_per_block_min": min(r["steps_per_block_min"] for r in rows),
             "full_blocks_under_3_steps": sum(r["full_blocks_under_3_steps"] for r in rows),

@@ -49,6 +49,9 @@ def test_eval_demo_settings_on_top_of_the_defaults_are_typed_and_checked(capsys)
     configs = configurations("diffusion_gemma", grid=True, base={"max_denoising_steps": 5})
     assert len(configs) == 20 and all(s.max_denoising_steps == 5 for s, _ in configs)
     assert {(s.temp, s.seed) for s, _ in configs[2:]} == {(t, seed) for t in (0.0, 0.5, 1.0) for seed in (1, 2, 3)}
+    thinking_on = configurations("diffusion_gemma", grid=True, thinking="on")
+    assert len(thinking_on) == 10 and all(think for _, think in thinking_on)
+    assert [think for _, think in configurations("llada2_moe", grid=False, thinking="on")] == [False]
     for bad in (["steps"], ["no_such=1"], ["max_denoising_steps=abc"], ["t_min=2", "t_max=1"]):
         with pytest.raises(SystemExit):
             main(["--model", "tui/demo/llada2-demo", "--panel", *[a for pair in bad for a in ("--setting", pair)]])
