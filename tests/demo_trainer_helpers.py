@@ -12,6 +12,24 @@ import pytest
 from scripts.demo import batches, train
 
 
+def thanks_group(folder: Path, family: str, answer: str, reasoning: str = "") -> list:
+    """16 encoded thanks turns ("thanks", "thanks !", ...) in `family`'s demo tokenizer, written to `folder`;
+    with thinking when `reasoning` is given."""
+    from scripts.demo.curriculum import Example
+    from scripts.demo.tokenizers import load_tokenizer, write_tokenizer
+
+    write_tokenizer(folder, family)
+    tokenizer = load_tokenizer(folder, family)
+    out = []
+    for i in range(16):
+        example = Example(task="chat", messages=({"role": "user", "content": "thanks " + "!" * i},),
+                          think=bool(reasoning), reasoning=reasoning, answer=answer, subtask="thanks",
+                          template="thanks")
+        ids, encoded_answer = batches.encode_example(example, tokenizer)
+        out.append(batches.Encoded(ids, encoded_answer, "chat"))
+    return out
+
+
 def tiny_llada_first_batch(out: Path, *extra: str):
     """(trainer, its first Prepared batch): the tiny size, small-talk turns half composed, made in this process."""
     args = train.parse_args(["--family", "llada2_moe", "--out", str(out), "--size", "tiny", "--workers", "0",

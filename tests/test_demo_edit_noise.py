@@ -9,24 +9,13 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scripts.demo import batches  # noqa: E402
-from scripts.demo.curriculum import Example  # noqa: E402
-from scripts.demo.tokenizers import load_tokenizer, special_ids, vocab_size, write_tokenizer  # noqa: E402
-from demo_trainer_helpers import check_llada_only_share, tiny_llada_first_batch  # noqa: E402
+from scripts.demo.tokenizers import special_ids, vocab_size  # noqa: E402
+from demo_trainer_helpers import check_llada_only_share, thanks_group, tiny_llada_first_batch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
 def group(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tokenizer")
-    write_tokenizer(folder, "llada2_moe")
-    tokenizer = load_tokenizer(folder, "llada2_moe")
-    out = []
-    for i in range(16):
-        example = Example(task="chat", messages=({"role": "user", "content": "thanks " + "!" * i},), think=False,
-                          reasoning="", answer="You're welcome! I'm only a tiny demo.", subtask="thanks",
-                          template="thanks")
-        ids, answer = batches.encode_example(example, tokenizer)
-        out.append(batches.Encoded(ids, answer, "chat"))
-    return out
+    return thanks_group(tmp_path_factory.mktemp("tokenizer"), "llada2_moe", "You're welcome! I'm only a tiny demo.")
 
 
 def batch(group, edit_noise: float) -> batches.LLaDABatch:

@@ -10,25 +10,16 @@ import pytest
 torch = pytest.importorskip("torch")
 
 from scripts.demo import batches, train  # noqa: E402
-from scripts.demo.curriculum import Example  # noqa: E402
-from scripts.demo.tokenizers import load_tokenizer, special_ids, vocab_size, write_tokenizer  # noqa: E402
+from scripts.demo.tokenizers import special_ids, vocab_size  # noqa: E402
+from demo_trainer_helpers import thanks_group  # noqa: E402
 
 CANVAS = 32
 
 
 @pytest.fixture(scope="module")
 def group(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("tokenizer")
-    write_tokenizer(folder, "diffusion_gemma")
-    tokenizer = load_tokenizer(folder, "diffusion_gemma")
-    out = []
-    for i in range(16):
-        example = Example(task="chat", messages=({"role": "user", "content": "thanks " + "!" * i},), think=True,
-                          reasoning="The user is thanking me.", subtask="thanks", template="thanks",
-                          answer="You're welcome! I'm only a tiny DiffusionGemma demo model.")
-        ids, answer = batches.encode_example(example, tokenizer)
-        out.append(batches.Encoded(ids, answer, "chat"))
-    return out
+    return thanks_group(tmp_path_factory.mktemp("tokenizer"), "diffusion_gemma",
+                        "You're welcome! I'm only a tiny DiffusionGemma demo model.", "The user is thanking me.")
 
 
 def batch(group, prefix_noise: float) -> batches.DGBatch:
@@ -67,7 +58,8 @@ def test_the_option_is_diffusion_gemma_only_and_a_share(capsys):
     for bad in ("1", "-0.1"):
         with pytest.raises(SystemExit):
             train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--prefix-noise", bad])
-    assert train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--prefix-noise", "0.15"]).prefix_noise == 0.15
+    args = train.parse_args(["--family", "diffusion_gemma", "--out", "x", "--prefix-noise", "0.15"])
+    assert args.prefix_noise == 0.15
 
 
 def test_the_trainer_encodes_the_noised_prefix_and_learns_the_clean_canvases(tmp_path):
