@@ -112,10 +112,10 @@ def configurations(family: str, grid: bool, base: dict | None = None,
     """The defaults (with `base`'s settings on top, e.g. a former default to compare with), then the grid;
     `thinking` (DiffusionGemma: both, on or off) picks which of thinking on and off are run."""
     base = base or {}
-    thinking = THINKING[thinking] if family == "diffusion_gemma" else (False,)
-    configs = [(engine.Settings.from_dict(base), think) for think in thinking]
+    sides = THINKING[thinking] if family == "diffusion_gemma" else (False,)
+    configs = [(engine.Settings.from_dict(base), think) for think in sides]
     if grid:
-        configs += [(engine.Settings.from_dict(base | {"temp": temp, "seed": seed}), think) for think in thinking
+        configs += [(engine.Settings.from_dict(base | {"temp": temp, "seed": seed}), think) for think in sides
                     for temp in (0.0, 0.5, 1.0) for seed in (1, 2, 3)]
     return configs
 

@@ -595,10 +595,13 @@ evaluate() {
     OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" > "$results/eval-$2-panel$3.json"
 }
 
-# The same over the grid of temperatures x seeds (x thinking): -> $results/eval-NAME-panelPANEL-grid.json.
+# The same over the grid of temperatures x seeds (x thinking): MODEL NAME PANEL [SUFFIX EVAL_DEMO_OPTION ...]
+# -> $results/eval-NAME-panelPANEL-gridSUFFIX.json.
 evaluate_grid() {
-    OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$1" --panel "$3" --grid \
-        > "$results/eval-$2-panel$3-grid.json"
+    local model=$1 name=$2 panel=$3 suffix=${4:-}
+    shift $(($# < 4 ? $# : 4))
+    OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$model" --panel "$panel" --grid "$@" \
+        > "$results/eval-$name-panel$panel-grid$suffix.json"
 }
 
 # Twenty-first pass (issue 26), 2026-12-07: two more outsider panels (6 and 7), LLaDA-2.1 token editing taught to
@@ -790,14 +793,14 @@ PY
     done
     for name in dn dn3 dn4 dn5; do   # the grid's empty answers, one by one
         model=$RUNS/$name-8bit; [ $name = dn ] && model=tui/demo/diffusion-gemma-demo
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" "$results/probe_closing.py" "$model" > "$results/probe-$name.txt"
+        OPENBLAS_NUM_THREADS=1 PYTHONPATH=. "$APP_PYTHON" "$results/probe_closing.py" "$model" \
+            > "$results/probe-$name.txt"
     done
     for panel in 4 13 12 15; do evaluate "$RUNS/dsoup-8bit" dsoup $panel; done
     for panel in 14 15 4 12 13; do evaluate "$RUNS/dn3-8bit" dn3 $panel; done
     for panel in 14 15 4 12 13 10 11 1 2 3 5 6 7 8 9; do evaluate "$RUNS/dn4-8bit" dn4 $panel; done
     for panel in 13 12 4 14 15; do evaluate "$RUNS/dn5-8bit" dn5 $panel; done
     for panel in 13 12; do   # thinking on only: where the bundled demo's grid garbled
-        OPENBLAS_NUM_THREADS=1 "$APP_PYTHON" bench/eval_demo.py --model "$RUNS/dn4-8bit" --panel $panel --grid \
-            --thinking on > "$results/eval-dn4-panel$panel-grid-on.json"
+        evaluate_grid "$RUNS/dn4-8bit" dn4 $panel -on --thinking on
     done
 }
